@@ -1,0 +1,626 @@
+// Unit tests of the engine through the public API: pools, tasks, loops,
+// futures, groups, reductions, errors and destruction.
+#include <RcppSpool.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+// ---- push / wait ---------------------------------------------------------------
+
+TEST(ThreadPool, RunsEachOf100000TasksExactlyOnce)
+{
+    RcppSpool::ThreadPool pool(2);
+    const int n = 100000;
+    std::vector<std::atomic<int>> runs(n);
+    for (auto& r : runs) r = 0;
+    for (int i = 0; i < n; ++i) pool.push([&runs, i] { runs[i]++; });
+    pool.wait();
+    for (int i = 0; i < n; ++i) ASSERT_EQ(runs[i].load(), 1) << "task " << i;
+}
+
+TEST(ThreadPool, PushesFromSeveralThreadsAtOnce)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<int> count{0};
+    std::vector<std::thread> submitters;
+    for (int t = 0; t < 4; ++t)
+        submitters.emplace_back([&] {
+            for (int i = 0; i < 5000; ++i) pool.push([&count] { count++; });
+        });
+    for (auto& t : submitters) t.join();
+    pool.wait();
+    EXPECT_EQ(count.load(), 20000);
+}
+
+TEST(ThreadPool, PassesArgumentsByValue)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::vector<int> out(3, 0);
+    std::string s = "abc";
+    pool.push([&out](int i, std::string str) { out[i] = static_cast<int>(str.size()); }, 1, s);
+    s.clear();  // the task holds its own copy
+    pool.wait();
+    EXPECT_EQ(out[1], 3);
+}
+
+TEST(ThreadPool, ZeroWorkersRunsInlineOnTheCaller)
+{
+    RcppSpool::ThreadPool pool(0);
+    EXPECT_EQ(pool.getNumThreads(), 0u);
+    auto self = std::this_thread::get_id();
+    std::thread::id ran;
+    pool.push([&] { ran = std::this_thread::get_id(); });
+    EXPECT_EQ(ran, self);
+    pool.push([] { throw std::runtime_error("inline boom"); });
+    try {
+        pool.wait();
+        FAIL() << "wait() did not rethrow";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "inline boom");
+    }
+    auto f = pool.pushReturn([] { return 7; });
+    EXPECT_EQ(f.get(), 7);
+    int sum = 0;
+    pool.parallelFor(0, 10, [&](std::ptrdiff_t i) { sum += static_cast<int>(i); });
+    pool.wait();
+    EXPECT_EQ(sum, 45);
+}
+
+TEST(ThreadPool, MapRunsOnEveryItem)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::vector<int> items{1, 2, 3, 4, 5};
+    std::atomic<int> sum{0};
+    pool.map([&sum](int x) { sum += x; }, items);
+    pool.wait();
+    EXPECT_EQ(sum.load(), 15);
+}
+
+// ---- exceptions ----------------------------------------------------------------
+
+TEST(ThreadPool, OneThrowingTaskIn10000IsRethrownAndThePoolWorksAfterwards)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 10000; ++i)
+        pool.push([&ran, i] {
+            if (i == 5000) throw std::runtime_error("task 5000 failed");
+            ran++;
+        });
+    try {
+        pool.wait();
+        FAIL() << "wait() did not rethrow";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "task 5000 failed");
+    }
+    EXPECT_LE(ran.load(), 9999);
+    // Clean afterwards: no stale error, all new work runs.
+    std::atomic<int> after{0};
+    for (int i = 0; i < 1000; ++i) pool.push([&after] { after++; });
+    EXPECT_NO_THROW(pool.wait());
+    EXPECT_EQ(after.load(), 1000);
+}
+
+TEST(ThreadPool, ExceptionTypeIsKept)
+{
+    RcppSpool::ThreadPool pool(2);
+    pool.push([] { throw std::out_of_range("oor"); });
+    EXPECT_THROW(pool.wait(), std::out_of_range);
+}
+
+TEST(ParallelFor, RethrowsTheFirstExceptionAndSkipsTheRest)
+{
+    std::atomic<long> ran{0};
+    try {
+        RcppSpool::parallelFor(0, 1000000, [&](std::ptrdiff_t i) {
+            if (i == 10) throw std::invalid_argument("bad index 10");
+            ran++;
+        }, 2);
+        FAIL() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "bad index 10");
+    }
+    EXPECT_LT(ran.load(), 1000000 - 1);
+    // and the global pool still works
+    std::atomic<long> n{0};
+    RcppSpool::parallelFor(0, 1000, [&](std::ptrdiff_t) { n++; }, 2);
+    EXPECT_EQ(n.load(), 1000);
+}
+
+TEST(ThreadPool, MemberParallelForErrorReachesWait)
+{
+    RcppSpool::ThreadPool pool(2);
+    pool.parallelFor(0, 100, [](std::ptrdiff_t i) {
+        if (i == 50) throw std::runtime_error("loop 50");
+    });
+    EXPECT_THROW(pool.wait(), std::runtime_error);
+    std::atomic<int> n{0};
+    pool.parallelFor(0, 100, [&](std::ptrdiff_t) { n++; });
+    pool.wait();
+    EXPECT_EQ(n.load(), 100);
+}
+
+// ---- loops ---------------------------------------------------------------------
+
+TEST(ParallelFor, VisitsEveryIndexOnceForManySizesAndThreadCounts)
+{
+    for (std::size_t threads : {0, 1, 2, 3, 8}) {
+        for (std::ptrdiff_t n : {0, 1, 2, 3, 7, 100, 12345}) {
+            std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+            for (auto& h : hits) h = 0;
+            RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) { hits[i]++; }, threads);
+            for (std::ptrdiff_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << threads;
+        }
+    }
+}
+
+TEST(ParallelFor, EmptyAndReversedRangesDoNothing)
+{
+    int calls = 0;
+    RcppSpool::parallelFor(5, 5, [&](std::ptrdiff_t) { calls++; });
+    RcppSpool::parallelFor(10, 3, [&](std::ptrdiff_t) { calls++; });
+    RcppSpool::ThreadPool pool(2);
+    pool.parallelFor(10, 3, [&](std::ptrdiff_t) { calls++; });
+    pool.wait();
+    EXPECT_EQ(calls, 0);
+}
+
+TEST(ParallelFor, NegativeAndLargeIndices)
+{
+    const std::ptrdiff_t base = (std::ptrdiff_t(1) << 40);
+    std::atomic<long long> sum{0};
+    RcppSpool::parallelFor(base - 50, base + 50, [&](std::ptrdiff_t i) { sum += i - base; });
+    EXPECT_EQ(sum.load(), -50);  // -50..49
+    std::atomic<int> neg{0};
+    RcppSpool::parallelFor(-10, 0, [&](std::ptrdiff_t i) { if (i < 0) neg++; });
+    EXPECT_EQ(neg.load(), 10);
+}
+
+TEST(ParallelFor, NBatchesBoundsThePieces)
+{
+    // One batch: the whole range runs as one piece, on one thread.
+    std::mutex m;
+    std::vector<std::thread::id> ids;
+    RcppSpool::parallelFor(0, 64, [&](std::ptrdiff_t) {
+        std::lock_guard<std::mutex> lk(m);
+        ids.push_back(std::this_thread::get_id());
+        std::this_thread::sleep_for(100us);
+    }, 2, 1);
+    ASSERT_EQ(ids.size(), 64u);
+    for (auto id : ids) EXPECT_EQ(id, ids[0]);
+    // More batches than items is fine.
+    std::atomic<int> n{0};
+    RcppSpool::parallelFor(0, 3, [&](std::ptrdiff_t) { n++; }, 2, 1000);
+    EXPECT_EQ(n.load(), 3);
+}
+
+TEST(ParallelFor, UsesSeveralThreadsForSlowBodies)
+{
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    RcppSpool::parallelFor(0, 40, [&](std::ptrdiff_t) {
+        std::this_thread::sleep_for(1ms);
+        std::lock_guard<std::mutex> lk(m);
+        ids.insert(std::this_thread::get_id());
+    }, 2);
+    EXPECT_EQ(ids.size(), 2u);
+}
+
+TEST(ParallelFor, ThreeLevelsNestedFinishAllInnerWorkBeforeReturning)
+{
+    const int n = 12;
+    std::vector<std::atomic<int>> hits(n * n * n);
+    for (auto& h : hits) h = 0;
+    RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) {
+        RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t j) {
+            RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t k) { hits[(i * n + j) * n + k]++; });
+            // all of level 3 is done here
+            for (int k = 0; k < n; ++k) ASSERT_EQ(hits[(i * n + j) * n + k].load(), 1);
+        });
+    });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+}
+
+TEST(ThreadPool, NestedMemberLoopsWaitInsideTasks)
+{
+    RcppSpool::ThreadPool pool(2);
+    const int n = 20;
+    std::vector<std::atomic<int>> hits(n * n);
+    for (auto& h : hits) h = 0;
+    std::atomic<int> innerComplete{0};
+    pool.parallelFor(0, n, [&](std::ptrdiff_t i) {
+        pool.parallelFor(0, n, [&, i](std::ptrdiff_t j) { hits[i * n + j]++; });
+        pool.wait();  // waits for this task's inner loop only
+        bool all = true;
+        for (int j = 0; j < n; ++j) all = all && hits[i * n + j].load() == 1;
+        if (all) innerComplete++;
+    });
+    pool.wait();
+    EXPECT_EQ(innerComplete.load(), n);
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+}
+
+TEST(ThreadPool, WaitInsideATaskWaitsForItsChildrenOnly)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<int> children{0};
+    std::atomic<bool> sawAll{false};
+    pool.push([&] {
+        for (int i = 0; i < 100; ++i) pool.push([&] { children++; });
+        pool.wait();
+        sawAll = children.load() == 100;
+    });
+    pool.wait();
+    EXPECT_TRUE(sawAll.load());
+}
+
+TEST(ParallelForEach, FreeAndMember)
+{
+    std::vector<int> v(1000);
+    std::iota(v.begin(), v.end(), 0);
+    RcppSpool::parallelForEach(v, [](int& x) { x *= 2; });
+    EXPECT_EQ(std::accumulate(v.begin(), v.end(), 0L), 999L * 1000L);
+    RcppSpool::ThreadPool pool(2);
+    pool.parallelForEach(v, [](int& x) { x += 1; });
+    pool.wait();
+    EXPECT_EQ(std::accumulate(v.begin(), v.end(), 0L), 999L * 1000L + 1000L);
+}
+
+// ---- futures and async ---------------------------------------------------------
+
+static int fib(int n)
+{
+    if (n < 2) return n;
+    auto a = RcppSpool::async(fib, n - 1);
+    int b = fib(n - 2);
+    return a.get() + b;
+}
+
+TEST(Async, RecursiveFib25OnTwoWorkersDoesNotDeadlock)
+{
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
+    EXPECT_EQ(fib(25), 75025);
+}
+
+TEST(Async, RecursiveFibInsideASingleWorkerPool)
+{
+    RcppSpool::ThreadPool pool(1);
+    std::function<int(int)> f = [&](int n) -> int {
+        if (n < 2) return n;
+        auto a = pool.pushReturn(f, n - 1);
+        auto b = pool.pushReturn(f, n - 2);
+        return a.get() + b.get();
+    };
+    EXPECT_EQ(pool.pushReturn(f, 18).get(), 2584);
+}
+
+TEST(Async, LaunchPolicies)
+{
+    auto self = std::this_thread::get_id();
+    auto d = RcppSpool::async(std::launch::deferred, [] { return std::this_thread::get_id(); });
+    EXPECT_EQ(d.wait_for(0s), std::future_status::deferred);
+    EXPECT_EQ(d.get(), self);  // runs on the thread that asks
+    auto a = RcppSpool::async(std::launch::async, [](int x) { return x * 2; }, 21);
+    EXPECT_EQ(a.get(), 42);
+    auto both = RcppSpool::async(std::launch::async | std::launch::deferred, [] { return 5; });
+    EXPECT_EQ(both.get(), 5);
+}
+
+TEST(Future, ExceptionsMovesAndValidity)
+{
+    auto f = RcppSpool::async([]() -> int { throw std::length_error("len"); });
+    EXPECT_TRUE(f.valid());
+    EXPECT_THROW(f.get(), std::length_error);
+    EXPECT_FALSE(f.valid());
+    EXPECT_THROW(f.get(), std::future_error);
+    RcppSpool::Future<int> g = RcppSpool::async([] { return 1; });
+    RcppSpool::Future<int> h;
+    h = std::move(g);
+    EXPECT_FALSE(g.valid());
+    EXPECT_EQ(h.get(), 1);
+    auto v = RcppSpool::async([] {});
+    v.wait();
+    EXPECT_NO_THROW(v.get());
+    auto s = RcppSpool::async([](std::string a) { return a + "!"; }, std::string("hi"));
+    EXPECT_EQ(s.get(), "hi!");
+    auto u = RcppSpool::async([] { return std::make_unique<int>(3); });  // move-only result
+    EXPECT_EQ(*u.get(), 3);
+}
+
+TEST(Future, ConvertsToStdFuture)
+{
+    std::vector<std::future<int>> fs;
+    for (int i = 0; i < 10; ++i) fs.push_back(RcppSpool::pushReturn([i] { return i * i; }));
+    int sum = 0;
+    for (auto& f : fs) sum += f.get();
+    EXPECT_EQ(sum, 285);
+}
+
+TEST(Future, WaitForTimesOut)
+{
+    std::atomic<bool> release{false};
+    RcppSpool::ThreadPool pool(1);
+    auto f = pool.pushReturn([&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+        return 1;
+    });
+    EXPECT_EQ(f.wait_for(20ms), std::future_status::timeout);
+    release = true;
+    EXPECT_EQ(f.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(f.get(), 1);
+}
+
+TEST(Future, OfADroppedTaskReportsCancellation)
+{
+    RcppSpool::Future<int> f;
+    {
+        RcppSpool::ThreadPool pool(1);
+        pool.pause();
+        f = pool.pushReturn([] { return 1; });
+    }  // destroyed with the task queued
+    EXPECT_THROW(f.get(), std::runtime_error);
+}
+
+// ---- TaskGroup -------------------------------------------------------------------
+
+static long tgFib(int n)
+{
+    if (n < 2) return n;
+    long a = 0, b = 0;
+    RcppSpool::TaskGroup g;
+    g.run([&] { a = tgFib(n - 1); });
+    g.run([&] { b = tgFib(n - 2); });
+    g.wait();
+    return a + b;
+}
+
+TEST(TaskGroup, RecursiveFib)
+{
+    EXPECT_EQ(tgFib(22), 17711);
+}
+
+TEST(TaskGroup, RethrowsAndCancelsTheRest)
+{
+    RcppSpool::ThreadPool pool(1);
+    RcppSpool::TaskGroup g(pool);
+    std::atomic<int> ran{0};
+    pool.pause();
+    g.run([] { throw std::runtime_error("group error"); });
+    for (int i = 0; i < 100; ++i) g.run([&] { ran++; });
+    pool.unpause();
+    EXPECT_THROW(g.wait(), std::runtime_error);
+    EXPECT_LT(ran.load(), 100);
+    // reusable
+    g.run([&] { ran = -1; });
+    g.wait();
+    EXPECT_EQ(ran.load(), -1);
+}
+
+TEST(TaskGroup, CancelSkipsQueuedTasks)
+{
+    RcppSpool::ThreadPool pool(1);
+    RcppSpool::TaskGroup g(pool);
+    std::atomic<int> ran{0};
+    pool.pause();
+    for (int i = 0; i < 50; ++i) g.run([&] { ran++; });
+    g.cancel();
+    EXPECT_TRUE(g.isCancelled());
+    pool.unpause();
+    g.wait();
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_FALSE(g.isCancelled());
+}
+
+// ---- parallelReduce --------------------------------------------------------------
+
+TEST(ParallelReduce, BitwiseIdenticalFor1To8Threads)
+{
+    const std::ptrdiff_t n = 1000003;
+    auto map = [](std::ptrdiff_t i) { return std::sin(static_cast<double>(i)) / (1.0 + static_cast<double>(i)); };
+    double ref = RcppSpool::parallelReduce(0, n, 0.0, map, std::plus<double>(), 1);
+    for (std::size_t t = 0; t <= 8; ++t) {
+        double r = RcppSpool::parallelReduce(0, n, 0.0, map, std::plus<double>(), t);
+        EXPECT_EQ(std::memcmp(&r, &ref, sizeof(double)), 0) << "threads " << t;
+    }
+    // and close to the serial sum
+    double serial = 0;
+    for (std::ptrdiff_t i = 0; i < n; ++i) serial += map(i);
+    EXPECT_NEAR(ref, serial, 1e-9);
+}
+
+TEST(ParallelReduce, RangeMapEmptyRangeAndNonCommutativeCombine)
+{
+    auto rangeSum = [](std::ptrdiff_t a, std::ptrdiff_t b) {
+        long s = 0;
+        for (auto i = a; i < b; ++i) s += i;
+        return s;
+    };
+    EXPECT_EQ(RcppSpool::parallelReduce(0, 100001, 0L, rangeSum, std::plus<long>()), 5000050000L);
+    EXPECT_EQ(RcppSpool::parallelReduce(5, 5, 42L, rangeSum, std::plus<long>()), 42L);
+    // Order is kept: concatenation.
+    auto s = RcppSpool::parallelReduce(0, 2000, std::string(),
+                                       [](std::ptrdiff_t i) { return std::string(1, char('a' + i % 26)); },
+                                       [](std::string a, std::string b) { return a + b; }, 3);
+    std::string expect;
+    for (int i = 0; i < 2000; ++i) expect += char('a' + i % 26);
+    EXPECT_EQ(s, expect);
+    // More threads than cores.
+    EXPECT_EQ(RcppSpool::parallelReduce(0, 1000, 0L, [](std::ptrdiff_t i) { return long(i); }, std::plus<long>(), 64),
+              499500L);
+}
+
+// ---- Thread ----------------------------------------------------------------------
+
+TEST(Thread, JoinRethrowsTheException)
+{
+    RcppSpool::Thread t([] { throw std::runtime_error("in thread"); });
+    try {
+        t.join();
+        FAIL();
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "in thread");
+    }
+    int x = 0;
+    RcppSpool::Thread u([&x](int v) { x = v; }, 5);
+    EXPECT_TRUE(u.joinable());
+    u.join();
+    EXPECT_EQ(x, 5);
+    EXPECT_FALSE(u.joinable());
+    EXPECT_GT(RcppSpool::Thread::hardware_concurrency(), 0u);
+}
+
+// ---- control ---------------------------------------------------------------------
+
+TEST(ThreadPool, PauseCountersAndWaitFor)
+{
+    RcppSpool::ThreadPool pool(2);
+    pool.pause();
+    EXPECT_TRUE(pool.isPaused());
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 10; ++i) pool.push([&] { ran++; });
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_EQ(pool.getTasksQueued(), 10u);
+    EXPECT_EQ(pool.getTasksTotal(), 10u);
+    EXPECT_FALSE(pool.waitFor(20ms));
+    pool.unpause();
+    EXPECT_TRUE(pool.waitFor(10s));
+    EXPECT_EQ(ran.load(), 10);
+    EXPECT_EQ(pool.getTasksTotal(), 0u);
+
+    std::atomic<bool> go{false};
+    pool.push([&] { while (!go) std::this_thread::sleep_for(1ms); });
+    auto t0 = Clock::now();
+    while (pool.getTasksRunning() != 1 && seconds(t0) < 5) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(pool.getTasksRunning(), 1u);
+    EXPECT_FALSE(pool.waitUntil(Clock::now() + 10ms));
+    go = true;
+    pool.wait();
+}
+
+TEST(ThreadPool, ResizeKeepsQueuedWork)
+{
+    RcppSpool::ThreadPool pool(1);
+    std::atomic<int> ran{0};
+    pool.pause();
+    for (int i = 0; i < 100; ++i) pool.push([&] { ran++; });
+    pool.resize(3);
+    EXPECT_EQ(pool.getNumThreads(), 3u);
+    pool.unpause();
+    pool.wait();
+    EXPECT_EQ(ran.load(), 100);
+    pool.setNumThreads(0);
+    pool.push([&] { ran++; });
+    EXPECT_EQ(ran.load(), 101);
+    pool.setNumThreads(2);
+    pool.push([&] { ran++; });
+    pool.wait();
+    EXPECT_EQ(ran.load(), 102);
+    EXPECT_THROW(pool.setNumThreads(100000), std::invalid_argument);
+}
+
+TEST(ThreadPool, JoinThenPushIsAnError)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 100; ++i) pool.push([&] { ran++; });
+    pool.join();
+    EXPECT_EQ(ran.load(), 100);
+    EXPECT_THROW(pool.push([] {}), std::logic_error);
+}
+
+TEST(ThreadPool, DestroyedWith200000QueuedTasksReturnsWithin2Seconds)
+{
+    auto pool = std::make_unique<RcppSpool::ThreadPool>(2);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 200000; ++i)
+        pool->push([&ran] {
+            ran++;
+            std::this_thread::sleep_for(10us);
+        });
+    auto t0 = Clock::now();
+    pool.reset();
+    EXPECT_LT(seconds(t0), 2.0);
+    int after = ran.load();
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(ran.load(), after) << "a task ran after the destructor returned";
+    EXPECT_LT(after, 200000);
+}
+
+TEST(ThreadPool, ResizeFromInsideATaskIsAnError)
+{
+    RcppSpool::ThreadPool pool(1);
+    auto f = pool.pushReturn([&] { pool.resize(2); });
+    EXPECT_THROW(f.get(), std::logic_error);
+}
+
+TEST(ThreadPool, IdleWorkersDoNotSpin)
+{
+    RcppSpool::ThreadPool pool(2);
+    pool.push([] {});
+    pool.wait();
+    std::this_thread::sleep_for(50ms);  // past the spinning phase
+    std::clock_t c0 = std::clock();
+    std::this_thread::sleep_for(300ms);
+    double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
+    EXPECT_LT(cpu, 0.05) << "CPU seconds burnt by an idle pool in 0.3 s";
+}
+
+// ---- fork ------------------------------------------------------------------------
+
+TEST(Fork, AChildUsesAPoolMadeBeforeTheForkWithoutHanging)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<int> n{0};
+    for (int i = 0; i < 1000; ++i) pool.push([&] { n++; });
+    pool.wait();
+    RcppSpool::parallelFor(0, 100, [](std::ptrdiff_t) {});  // global pool in use too
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::atomic<int> m{0};
+        pool.push([&] { m++; });
+        pool.wait();
+        long s = 0;
+        RcppSpool::parallelFor(0, 1000, [&](std::ptrdiff_t i) { s += i; });  // serial in the child
+        auto f = RcppSpool::async([] { return 3; });
+        bool ok = m == 1 && s == 499500 && f.get() == 3;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    auto t0 = Clock::now();
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (seconds(t0) > 20) {
+            kill(pid, SIGKILL);
+            FAIL() << "child hung";
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}

@@ -1,0 +1,41 @@
+// Detecting that we run in a child created by fork().
+#pragma once
+
+#include <atomic>
+#if !defined(_WIN32)
+#include <pthread.h>
+#endif
+
+namespace RcppSpool {
+namespace engine {
+
+//! Increases in a child process after every fork(). A pool remembers the
+//! generation it was made in; in a later one its worker threads do not exist
+//! (fork copies only the calling thread), so it must not wait for them.
+inline std::atomic<unsigned>& forkGenerationCounter() noexcept
+{
+    static std::atomic<unsigned> gen{0};
+    return gen;
+}
+
+namespace detail {
+inline void onForkChild() noexcept { forkGenerationCounter().fetch_add(1, std::memory_order_relaxed); }
+inline bool registerForkHandler() noexcept
+{
+#if !defined(_WIN32)
+    pthread_atfork(nullptr, nullptr, &onForkChild);
+#endif
+    return true;
+}
+}  // namespace detail
+
+//! The current fork generation (registers the handler on first use).
+inline unsigned forkGeneration() noexcept
+{
+    static const bool registered = detail::registerForkHandler();
+    (void)registered;
+    return forkGenerationCounter().load(std::memory_order_relaxed);
+}
+
+}  // namespace engine
+}  // namespace RcppSpool

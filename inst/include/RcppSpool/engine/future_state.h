@@ -1,0 +1,140 @@
+// The state a task shares with the Future that waits for its result.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "host_hooks.h"
+#include "scheduler.h"
+
+namespace RcppSpool {
+namespace engine {
+
+//! Shared by a task and its Future: the result (or exception), a ready flag,
+//! and two references (task, future). For deferred work (std::launch::deferred)
+//! it holds the work itself, run by the first wait.
+template <class T>
+class FutureState {
+public:
+    explicit FutureState(Scheduler* s) : sched_(s) {}
+
+    template <class F>
+    void run(F& f) noexcept
+    {
+        try {
+            if constexpr (std::is_void<T>::value) {
+                f();
+            } else {
+                ::new (static_cast<void*>(&storage_)) T(f());
+                hasValue_ = true;
+            }
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+        markReady();
+    }
+
+    //! The task was dropped before it ran (pool destroyed, interrupt, error elsewhere).
+    void cancel() noexcept
+    {
+        try {
+            if (interruptRequested())
+                error_ = std::make_exception_ptr(UserInterruptException());
+            else
+                error_ = std::make_exception_ptr(
+                    std::runtime_error("RcppSpool: the task was cancelled before it ran"));
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+        markReady();
+    }
+
+    bool ready() const noexcept { return ready_.load(std::memory_order_acquire); }
+
+    //! Waits (helping, or servicing the host) until ready. Returns false if
+    //! the deadline passed first.
+    bool wait(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
+    {
+        runDeferred();
+        if (ready()) return true;
+        if (!sched_ || sched_->forked()) return ready();
+        return sched_->waitUntil([this] { return ready() || (onServiceThread() && interruptRequested()); },
+                                 deadline) && ready();
+    }
+
+    //! Moves the result out (or throws the task's exception). Call once, when ready.
+    T take()
+    {
+        if (error_) std::rethrow_exception(error_);
+        if constexpr (!std::is_void<T>::value) return std::move(*value());
+    }
+
+    void setDeferred(std::function<void()> work) { deferred_ = std::move(work); }
+    bool isDeferred() const { return static_cast<bool>(deferred_); }
+
+    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+    void release() noexcept
+    {
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+
+    ~FutureState()
+    {
+        if constexpr (!std::is_void<T>::value)
+            if (hasValue_) value()->~T();
+    }
+
+private:
+    using Storage = std::conditional_t<std::is_void<T>::value, char,
+                                       std::aligned_storage_t<sizeof(std::conditional_t<std::is_void<T>::value, char, T>),
+                                                              alignof(std::conditional_t<std::is_void<T>::value, char, T>)>>;
+    auto* value() { return std::launder(reinterpret_cast<std::conditional_t<std::is_void<T>::value, char, T>*>(&storage_)); }
+
+    void runDeferred()
+    {
+        if (!deferred_) return;
+        auto work = std::move(deferred_);
+        deferred_ = nullptr;
+        work();
+    }
+
+    void markReady() noexcept
+    {
+        ready_.store(true, std::memory_order_seq_cst);
+        if (sched_) sched_->notifyCompletion();
+    }
+
+    Scheduler* sched_;
+    std::atomic<int> refs_{1};
+    std::atomic<bool> ready_{false};
+    bool hasValue_ = false;
+    Storage storage_;
+    std::exception_ptr error_;
+    std::function<void()> deferred_;
+};
+
+//! The task that computes a FutureState's result: a callable and its state.
+//! It owns one reference to the state.
+template <class T, class F>
+struct ResultTask {
+    F f;
+    FutureState<T>* state;
+    void operator()()
+    {
+        state->run(f);
+        state->release();
+    }
+    void discard()
+    {
+        state->cancel();
+        state->release();
+    }
+};
+
+}  // namespace engine
+}  // namespace RcppSpool

@@ -1,0 +1,52 @@
+// What the engine needs from its host (R, or plain C++): nothing else.
+#pragma once
+
+#include <atomic>
+#include <exception>
+
+namespace RcppSpool {
+namespace engine {
+
+//! The host is the program the engine runs in. In R, one thread (R's main
+//! thread) must be kept responsive while it waits: it releases buffered output,
+//! draws progress and polls for user interrupts. The engine calls `service`
+//! on that thread, at least every `servicePeriodMs`, whenever it waits or runs
+//! loop chunks. Plain C++ needs none of that: both hooks stay null.
+struct HostHooks {
+    bool (*isServiceThread)() = nullptr;  //!< true on the thread that must be serviced
+    void (*service)() = nullptr;          //!< release output, poll interrupts, draw progress
+    void (*afterBlockingCall)() = nullptr;  //!< a blocking call on the service thread ends
+};
+
+inline HostHooks& hostHooks() noexcept
+{
+    static HostHooks hooks;
+    return hooks;
+}
+
+inline bool onServiceThread() noexcept
+{
+    auto f = hostHooks().isServiceThread;
+    return f && f();
+}
+
+//! Set by the host when the user asked to stop. Loops stop at their next
+//! chunk, queued tasks are dropped, and the waiting call throws.
+inline std::atomic<bool>& interruptFlag() noexcept
+{
+    static std::atomic<bool> flag{false};
+    return flag;
+}
+inline bool interruptRequested() noexcept
+{
+    return interruptFlag().load(std::memory_order_relaxed);
+}
+
+//! Thrown where the user's interrupt is reported.
+class UserInterruptException : public std::exception {
+public:
+    const char* what() const noexcept override { return "C++ call interrupted by the user."; }
+};
+
+}  // namespace engine
+}  // namespace RcppSpool

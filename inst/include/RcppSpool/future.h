@@ -1,0 +1,114 @@
+// Future<T>: the result of pushReturn()/async(), waited for without blocking a worker.
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <stdexcept>
+#include <utility>
+
+#include "engine/future_state.h"
+#include "engine/loop.h"
+
+namespace RcppSpool {
+
+//! The eventual result of a task started with pushReturn() or async().
+//!
+//! Movable, not copyable, like std::future. get() and wait() called on a pool
+//! worker run other tasks while they wait (so recursive tasks neither deadlock
+//! nor idle a core); on R's main thread they keep R responsive and react to
+//! the user's interrupt. A Future converts by move to std::future<T>, so code
+//! that stores results in std::future (as RcppThread code does) compiles.
+template <class T>
+class Future {
+public:
+    Future() noexcept = default;
+    explicit Future(engine::FutureState<T>* s) noexcept : state_(s) {}
+    Future(Future&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+    Future& operator=(Future&& other) noexcept
+    {
+        if (this != &other) {
+            reset();
+            state_ = std::exchange(other.state_, nullptr);
+        }
+        return *this;
+    }
+    Future(const Future&) = delete;
+    Future& operator=(const Future&) = delete;
+    //! A future destroyed before its task ran lets the task run anyway; the
+    //! result is discarded.
+    ~Future() { reset(); }
+
+    //! True while the future refers to a result not yet taken by get().
+    bool valid() const noexcept { return state_ != nullptr; }
+
+    //! Waits for the result and returns it (or rethrows the task's exception).
+    //! Afterwards valid() is false.
+    T get()
+    {
+        check();
+        waitOrThrow();
+        engine::FutureState<T>* s = std::exchange(state_, nullptr);
+        struct Release {
+            engine::FutureState<T>* s;
+            ~Release() { s->release(); }
+        } guard{s};
+        return s->take();
+    }
+
+    //! Waits until the result is ready.
+    void wait() const
+    {
+        check();
+        waitOrThrow();
+    }
+
+    //! Waits at most `d`. Deferred work (std::launch::deferred) is not started
+    //! by wait_for(): it reports std::future_status::deferred, as std::future does.
+    template <class Rep, class Per>
+    std::future_status wait_for(const std::chrono::duration<Rep, Per>& d) const
+    {
+        return wait_until(std::chrono::steady_clock::now() + d);
+    }
+
+    template <class Clock, class Dur>
+    std::future_status wait_until(const std::chrono::time_point<Clock, Dur>& t) const
+    {
+        check();
+        if (state_->isDeferred()) return std::future_status::deferred;
+        auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now());
+        bool ok = state_->wait(deadline);
+        finishWait();
+        return ok ? std::future_status::ready : std::future_status::timeout;
+    }
+
+    //! Moves this future into a std::future<T> that waits for the same result
+    //! (through this library's helping wait, when its get() is called).
+    operator std::future<T>() &&
+    {
+        check();
+        auto shared = std::make_shared<Future<T>>(std::move(*this));
+        return std::async(std::launch::deferred, [shared]() -> T { return shared->get(); });
+    }
+
+private:
+    void check() const
+    {
+        if (!state_) throw std::future_error(std::future_errc::no_state);
+    }
+    void waitOrThrow() const
+    {
+        state_->wait();
+        finishWait();
+    }
+    // A wait on R's main thread may have seen the user's interrupt.
+    static void finishWait() { engine::endBlockingCall(nullptr); }
+    void reset() noexcept
+    {
+        if (state_) std::exchange(state_, nullptr)->release();
+    }
+
+    engine::FutureState<T>* state_ = nullptr;
+};
+
+}  // namespace RcppSpool

@@ -1,0 +1,82 @@
+// The host for R: only R's main thread may call R; it is serviced while it waits.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include <R_ext/Boolean.h>
+#include <R_ext/Print.h>
+#include <Rinternals.h>
+
+#include "../engine/host_hooks.h"
+#include "main_thread.h"
+#include "output_queue.h"
+
+namespace RcppSpool {
+namespace host {
+
+//! Writes text through R (main thread only).
+inline void write(Stream s, const std::string& text)
+{
+    if (s == Stream::out)
+        Rprintf("%s", text.c_str());
+    else
+        REprintf("%s", text.c_str());
+}
+
+//! Only R's main thread may call R's printing functions.
+inline bool mayWriteDirectly() { return isMainThread(); }
+
+//! Writes what other threads queued (main thread only).
+inline void releaseOutput()
+{
+    for (auto& item : outputQueue().takeAll()) write(item.first, item.second);
+}
+
+//! Things drawn by the main thread when serviced (progress bars); see progress.h.
+using RedrawFn = void (*)();
+inline std::atomic<RedrawFn>& redrawHook()
+{
+    static std::atomic<RedrawFn> hook{nullptr};
+    return hook;
+}
+
+namespace detail {
+inline void callCheckInterrupt(void*) { R_CheckUserInterrupt(); }
+}  // namespace detail
+
+//! Asks R whether the user interrupted. R_CheckUserInterrupt() jumps out on an
+//! interrupt; inside R_ToplevelExec that jump ends there, returning FALSE,
+//! instead of unwinding through C++ frames.
+inline bool pollInterrupt() { return R_ToplevelExec(detail::callCheckInterrupt, nullptr) == FALSE; }
+
+//! What R's main thread does while it waits: release output, redraw
+//! progress, and raise the engine's interrupt flag if the user interrupted.
+inline void service()
+{
+    releaseOutput();
+    if (RedrawFn redraw = redrawHook().load(std::memory_order_acquire)) redraw();
+    if (!engine::interruptRequested() && pollInterrupt())
+        engine::interruptFlag().store(true, std::memory_order_relaxed);
+}
+
+//! A blocking call on the main thread returns: release output, redraw.
+inline void afterBlockingCall()
+{
+    releaseOutput();
+    if (RedrawFn redraw = redrawHook().load(std::memory_order_acquire)) redraw();
+}
+
+namespace detail {
+// Installed when the shared object that includes this header is loaded.
+inline const bool rHostInstalled = [] {
+    auto& h = engine::hostHooks();
+    h.isServiceThread = &isMainThread;
+    h.service = &service;
+    h.afterBlockingCall = &afterBlockingCall;
+    return true;
+}();
+}  // namespace detail
+
+}  // namespace host
+}  // namespace RcppSpool

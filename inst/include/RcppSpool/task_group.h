@@ -1,0 +1,69 @@
+// TaskGroup: structured task parallelism (run, then wait for all of them).
+#pragma once
+
+#include <exception>
+#include <utility>
+
+#include "engine/context.h"
+#include "engine/loop.h"
+#include "thread_pool.h"
+
+namespace RcppSpool {
+
+//! A set of tasks waited for together, as tbb::task_group.
+//!
+//! run() queues a task; wait() runs other tasks while it waits (on a worker)
+//! and rethrows the first exception; once a task throws, the group's tasks
+//! that have not started are cancelled. Groups nest: a task may create its own
+//! group, and cancelling a group cancels the groups and loops started inside
+//! its tasks. The destructor waits (without rethrowing).
+class TaskGroup {
+public:
+    //! A group running on the global pool.
+    TaskGroup() : TaskGroup(ThreadPool::globalInstance()) {}
+    explicit TaskGroup(ThreadPool& pool)
+        : sched_(pool.scheduler()), ctx_(engine::Scheduler::enclosingContext())
+    {}
+    TaskGroup(const TaskGroup&) = delete;
+    TaskGroup& operator=(const TaskGroup&) = delete;
+
+    ~TaskGroup()
+    {
+        if (!ctx_.done() && !sched_.forked()) sched_.waitUntil([this] { return ctx_.done(); });
+    }
+
+    //! Queues `f()` (copied, or moved if an rvalue).
+    template <class F>
+    void run(F&& f)
+    {
+        ctx_.add(1);
+        sched_.submit(engine::Task::make(std::forward<F>(f), &ctx_));
+    }
+
+    //! Waits for all tasks run so far; rethrows the first exception. The group
+    //! can be reused afterwards. On R's main thread an interrupt cancels the
+    //! group and throws UserInterruptException once running tasks are done.
+    void wait()
+    {
+        const bool service = engine::onServiceThread();
+        if (!sched_.forked())
+            sched_.waitUntil([&] { return ctx_.done() || (service && engine::interruptRequested()); });
+        if (!ctx_.done()) {  // interrupted
+            ctx_.cancel();
+            sched_.waitUntil([this] { return ctx_.done(); });
+            ctx_.takeError();
+        }
+        engine::endBlockingCall(ctx_.hasError() ? ctx_.takeError() : nullptr);
+        ctx_.uncancel();
+    }
+
+    //! Tasks of the group that have not started will not run.
+    void cancel() { ctx_.cancel(); }
+    bool isCancelled() const { return ctx_.cancelled(); }
+
+private:
+    engine::Scheduler& sched_;
+    engine::Context ctx_;
+};
+
+}  // namespace RcppSpool

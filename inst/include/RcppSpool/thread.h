@@ -1,0 +1,99 @@
+// Thread: std::thread that keeps R responsive while joined and reports exceptions.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "engine/host_hooks.h"
+#include "engine/loop.h"
+#include "thread_pool.h"
+
+namespace RcppSpool {
+
+//! A thread with std::thread's interface. join() on R's main thread keeps R
+//! responsive (output, interrupts) and rethrows an exception thrown by the
+//! thread's function. The destructor joins a joinable thread (rather than
+//! terminating the process, as std::thread would).
+class Thread {
+public:
+    Thread() noexcept = default;
+
+    //! Starts `f(args...)`; f and args are decay-copied.
+    template <class F, class... Args>
+    explicit Thread(F&& f, Args&&... args) : state_(std::make_shared<State>())
+    {
+        auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
+        thread_ = std::thread([st = state_, call]() mutable {
+            try {
+                call();
+            } catch (...) {
+                st->error = std::current_exception();
+            }
+            st->done.store(true, std::memory_order_release);
+        });
+    }
+
+    Thread(Thread&&) noexcept = default;
+    Thread& operator=(Thread&& other) noexcept
+    {
+        if (this != &other) {
+            quietJoin();
+            thread_ = std::move(other.thread_);
+            state_ = std::move(other.state_);
+        }
+        return *this;
+    }
+    Thread(const Thread&) = delete;
+    Thread& operator=(const Thread&) = delete;
+
+    ~Thread() noexcept { quietJoin(); }
+
+    //! Waits for the thread to finish, then rethrows its exception, if any.
+    //! On R's main thread an interrupt ends the wait with
+    //! UserInterruptException (the thread stays joinable).
+    void join()
+    {
+        if (!thread_.joinable()) throw std::system_error(std::make_error_code(std::errc::invalid_argument));
+        if (engine::onServiceThread()) {
+            while (!state_->done.load(std::memory_order_acquire) && !engine::interruptRequested()) {
+                engine::hostHooks().service();
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+            if (!state_->done.load(std::memory_order_acquire)) engine::endBlockingCall(nullptr);
+        }
+        thread_.join();
+        std::exception_ptr e = std::exchange(state_->error, nullptr);
+        engine::endBlockingCall(e);
+    }
+
+    void detach() { thread_.detach(); }
+    bool joinable() const noexcept { return thread_.joinable(); }
+    std::thread::id get_id() const noexcept { return thread_.get_id(); }
+    std::thread::native_handle_type native_handle() { return thread_.native_handle(); }
+    void swap(Thread& other) noexcept
+    {
+        thread_.swap(other.thread_);
+        state_.swap(other.state_);
+    }
+    static unsigned int hardware_concurrency() noexcept { return std::thread::hardware_concurrency(); }
+
+private:
+    struct State {
+        std::atomic<bool> done{false};
+        std::exception_ptr error;
+    };
+
+    void quietJoin() noexcept
+    {
+        if (thread_.joinable()) thread_.join();
+    }
+
+    std::thread thread_;
+    std::shared_ptr<State> state_;
+};
+
+}  // namespace RcppSpool
