@@ -53,13 +53,25 @@ public:
         return e;
     }
 
-    void cancel() noexcept { cancelled_.store(true, std::memory_order_release); }
+    void cancel() noexcept
+    {
+        cancelled_.store(true, std::memory_order_release);
+        cancelEpoch().fetch_add(1, std::memory_order_acq_rel);
+    }
     void uncancel() noexcept { cancelled_.store(false, std::memory_order_release); }
-    //! Cancelled itself or through any enclosing context.
+
+    //! Cancelled itself or through any enclosing context. Checked before every
+    //! task, so the walk up the chain (as deep as the recursion) is skipped
+    //! unless some context anywhere was cancelled since this one last looked.
     bool cancelled() const noexcept
     {
-        for (const Context* c = this; c; c = c->parent_)
+        if (cancelled_.load(std::memory_order_acquire)) return true;
+        if (!parent_) return false;
+        const unsigned epoch = cancelEpoch().load(std::memory_order_acquire);
+        if (epoch == checkedEpoch_.load(std::memory_order_relaxed)) return false;
+        for (const Context* c = parent_; c; c = c->parent_)
             if (c->cancelled_.load(std::memory_order_acquire)) return true;
+        checkedEpoch_.store(epoch, std::memory_order_relaxed);
         return false;
     }
 
@@ -68,7 +80,14 @@ public:
 
 private:
     alignas(64) std::atomic<std::ptrdiff_t> pending_{0};
+    static std::atomic<unsigned>& cancelEpoch() noexcept
+    {
+        static std::atomic<unsigned> epoch{1};
+        return epoch;
+    }
+
     std::atomic<bool> cancelled_{false};
+    mutable std::atomic<unsigned> checkedEpoch_{0};
     std::atomic<bool> hasError_{false};
     Context* parent_;
     bool owned_;

@@ -132,10 +132,12 @@ public:
             execute(t);
             return;
         }
-        pushed_.fetch_add(1, std::memory_order_relaxed);
         Worker* w = currentWorker();
+        bump(counters(w).pushed, w);
         if (w) {
             w->deque.push(t);
+        } else if (ownsOutsideDeque()) {
+            outside_.push(t);
         } else {
             injection_.push(t);
         }
@@ -217,12 +219,16 @@ public:
     //! contexts (a task's children) and wake waiters when something is done.
     void finish(Context* c)
     {
-        while (c && c->finishOne()) {
-            if (!c->owned()) {
+        while (c) {
+            // Read before the decrement: once the count is zero, a waiter may
+            // return and destroy a Context that is not owned by the engine.
+            const bool owned = c->owned();
+            Context* parent = c->parent();
+            if (!c->finishOne()) return;
+            if (!owned) {
                 notifyCompletion();
                 return;
             }
-            Context* parent = c->parent();
             if (c->hasError() && parent) parent->fail(c->takeError());
             delete c;
             c = parent;
@@ -234,7 +240,9 @@ public:
     {
         Task t = task;
         Context* c = t.context();
-        started_.fetch_add(1, std::memory_order_relaxed);
+        Worker* const self = currentWorker();
+        Counters& n = counters(self);
+        bump(n.started, self);
         if (c && (c->cancelled() || interruptRequested())) {
             t.discard();
         } else {
@@ -248,7 +256,7 @@ public:
             currentFrame() = frame.outer;
             if (frame.children) finish(frame.children);
         }
-        finished_.fetch_add(1, std::memory_order_relaxed);
+        bump(n.finished, self);
         finish(c);
     }
 
@@ -287,13 +295,15 @@ public:
     void dropQueued()
     {
         Task t;
+        Counters& n = counters(nullptr);
         auto drop = [&](Task& x) {
-            started_.fetch_add(1, std::memory_order_relaxed);
+            n.started.fetch_add(1, std::memory_order_relaxed);
             x.discard();
-            finished_.fetch_add(1, std::memory_order_relaxed);
+            n.finished.fetch_add(1, std::memory_order_relaxed);
             finish(x.context());
         };
         while (injection_.takeOne(t)) drop(t);
+        while (outside_.steal(t)) drop(t);
         // Worker deques can only be stolen from outside their owner; stealing
         // is safe from any thread.
         for (std::size_t i = 0; i < numWorkers(); ++i)
@@ -302,14 +312,20 @@ public:
 
     std::size_t tasksQueued() const
     {
-        auto p = pushed_.load(std::memory_order_relaxed);
-        auto s = started_.load(std::memory_order_relaxed);
+        std::size_t p = 0, s = 0;
+        for (const auto& c : counters_) {
+            s += c.started.load(std::memory_order_relaxed);
+            p += c.pushed.load(std::memory_order_relaxed);
+        }
         return p > s ? p - s : 0;
     }
     std::size_t tasksRunning() const
     {
-        auto s = started_.load(std::memory_order_relaxed);
-        auto f = finished_.load(std::memory_order_relaxed);
+        std::size_t s = 0, f = 0;
+        for (const auto& c : counters_) {
+            f += c.finished.load(std::memory_order_relaxed);
+            s += c.started.load(std::memory_order_relaxed);
+        }
         return s > f ? s - f : 0;
     }
 
@@ -322,7 +338,7 @@ public:
         if (inlineMode()) return true;
         Worker* w = currentWorker();
         if (w) return w->deque.size() >= static_cast<std::int64_t>(kSaturation);
-        return injection_.size() >= kSaturation * numWorkers();
+        return injection_.size() + static_cast<std::size_t>(outside_.size()) >= kSaturation * numWorkers();
     }
 
     //! True when this thread is one of this scheduler's workers.
@@ -350,6 +366,22 @@ private:
         std::size_t index = 0;
         std::uint64_t rng = 0;
     };
+
+    //! The outside deque belongs to the first outside thread that submits (in
+    //! R: the main thread) for as long as that thread lives; its pushes then
+    //! need no lock. Other outside threads use the injection queue. A thread
+    //! is identified by the address of a thread_local, which is unique among
+    //! live threads.
+    bool ownsOutsideDeque()
+    {
+        static thread_local char token;
+        const void* me = &token;
+        const void* owner = outsideOwner_.load(std::memory_order_relaxed);
+        if (owner == me) return true;
+        if (owner != nullptr) return false;
+        return outsideOwner_.compare_exchange_strong(owner, me, std::memory_order_acq_rel) ||
+               owner == me;
+    }
 
     struct WorkerTls {
         const Scheduler* scheduler = nullptr;
@@ -391,7 +423,7 @@ private:
     bool hasVisibleWork() const
     {
         if (paused_.load(std::memory_order_seq_cst)) return false;
-        if (injection_.size() > 0) return true;
+        if (injection_.size() > 0 || !outside_.empty()) return true;
         for (std::size_t i = 0, n = numWorkers(); i < n; ++i)
             if (!workers_[i]->deque.empty()) return true;
         return false;
@@ -403,6 +435,7 @@ private:
     {
         if (paused_.load(std::memory_order_relaxed)) return false;
         if (w.deque.pop(out)) return true;
+        if (outside_.steal(out)) return true;
         if (injection_.takeBatch(out, w.deque, kInjectionBatch)) return true;
         const std::size_t n = numWorkers();
         if (n > 1) {
@@ -428,11 +461,19 @@ private:
                 continue;
             }
             // Spin briefly: back-to-back loops and tasks arrive within microseconds,
-            // and a futex wake-up costs more than that.
+            // and a futex wake-up costs more than that. Yield while spinning, so
+            // that on a machine with as many workers as cores the thread that
+            // submits work gets the core.
             bool found = false;
-            for (int i = 0; i < kIdleSpins && !found; ++i) {
-                cpuRelax();
-                if ((i & 15) == 15) found = findWork(w, t);
+            const auto spinEnd = std::chrono::steady_clock::now() + kIdleSpin;
+            for (int i = 1; !found; ++i) {
+                for (int k = 0; k < 16; ++k) cpuRelax();
+                found = findWork(w, t);
+                if (found || stopping_.load(std::memory_order_relaxed)) break;
+                if ((i & 7) == 0) {
+                    if (std::chrono::steady_clock::now() > spinEnd) break;
+                    std::this_thread::yield();
+                }
             }
             if (found) {
                 execute(t);
@@ -443,7 +484,7 @@ private:
         workerTls() = WorkerTls{};
     }
 
-    static constexpr int kIdleSpins = 1 << 14;  // about 50-100 us of pause instructions
+    static constexpr std::chrono::microseconds kIdleSpin{50};
     static constexpr int kWaitSpins = 1 << 10;
     static constexpr int kWaitYields = 64;
     static constexpr std::size_t kInjectionBatch = 32;
@@ -455,14 +496,30 @@ private:
     std::unique_ptr<std::unique_ptr<Worker>[]> workers_;
     std::atomic<std::size_t> workerCount_{0};
     InjectionQueue injection_;
+    WorkDeque outside_;                        // see ownsOutsideDeque()
+    std::atomic<const void*> outsideOwner_{nullptr};
     Parking idle_;  // workers without work (and workers waiting while helping)
     Parking done_;  // threads outside the pool waiting for something to finish
     std::atomic<bool> stopping_{false};
     std::atomic<bool> paused_{false};
     std::mutex resizeMutex_;
-    alignas(64) std::atomic<std::size_t> pushed_{0};
-    alignas(64) std::atomic<std::size_t> started_{0};
-    alignas(64) std::atomic<std::size_t> finished_{0};
+    // Task counts, one set per worker (and one for outside threads), so that
+    // counting does not make every task touch a shared cache line.
+    struct alignas(64) Counters {
+        std::atomic<std::size_t> pushed{0}, started{0}, finished{0};
+    };
+    static constexpr std::size_t kCounterSlots = 64;
+    Counters& counters(Worker* w) { return counters_[w ? 1 + w->index % (kCounterSlots - 1) : 0]; }
+    //! A worker with a slot of its own counts with a plain store; shared slots
+    //! (outside threads, workers beyond the slots) need an atomic increment.
+    static void bump(std::atomic<std::size_t>& c, Worker* w)
+    {
+        if (w && w->index < kCounterSlots - 1)
+            c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        else
+            c.fetch_add(1, std::memory_order_relaxed);
+    }
+    Counters counters_[kCounterSlots];
 };
 
 }  // namespace engine

@@ -1,0 +1,268 @@
+// Engine benchmark P1-P5: RcppSpool against oneTBB, OpenMP and serial code, in
+// one run, medians of repetitions. Usage: bench_engine [reps=9] [--csv FILE]
+//   P1  1e6 empty tasks pushed to a 2-worker pool, then waited   (vs tbb::task_group)
+//   P2  one blocking loop over 2 items, per call (100,000 calls) (vs omp parallel for)
+//   P3  fib(30), one task per call, no cutoff                    (vs tbb::task_group)
+//   P4  CPU burnt by an idle worker while the other runs 1 s     (target <= 0.05 s)
+//   P5  a 1e6-iteration loop with an opaque body                 (vs OpenMP static, serial)
+#include <RcppSpool.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+
+#ifdef HAVE_OPENMP
+#include <omp.h>
+#endif
+#ifdef HAVE_TBB
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+#endif
+
+using Clock = std::chrono::steady_clock;
+
+// A body the compiler cannot see through or drop.
+__attribute__((noinline)) void opaque(std::ptrdiff_t i) { asm volatile("" : : "r"(i) : "memory"); }
+__attribute__((noinline)) void opaqueTask() { asm volatile("" : : : "memory"); }
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+template <class F>
+static double timeOnce(F&& f)
+{
+    auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+template <class F>
+static double medianTime(int reps, F&& f)
+{
+    f();  // warm-up
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) t.push_back(timeOnce(f));
+    return median(t);
+}
+
+static double cpuSeconds()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+struct Row {
+    std::string id, work, method;
+    double value;
+    std::string unit;
+};
+static std::vector<Row> rows;
+static void report(const std::string& id, const std::string& work, const std::string& method, double v,
+                   const std::string& unit)
+{
+    rows.push_back({id, work, method, v, unit});
+    std::printf("%-3s %-44s %-28s %12.4g %s\n", id.c_str(), work.c_str(), method.c_str(), v, unit.c_str());
+    std::fflush(stdout);
+}
+
+// ---- fib ---------------------------------------------------------------------------
+static long fibSerial(int n) { return n < 2 ? n : fibSerial(n - 1) + fibSerial(n - 2); }
+
+static long fibSpool(int n)
+{
+    if (n < 2) return n;
+    long a = 0, b = 0;
+    RcppSpool::TaskGroup g;
+    g.run([&] { a = fibSpool(n - 1); });
+    g.run([&] { b = fibSpool(n - 2); });
+    g.wait();
+    return a + b;
+}
+
+static long fibSpoolAsync(int n)
+{
+    if (n < 2) return n;
+    auto a = RcppSpool::async(fibSpoolAsync, n - 1);
+    auto b = RcppSpool::async(fibSpoolAsync, n - 2);
+    return a.get() + b.get();
+}
+
+#ifdef HAVE_TBB
+static long fibTbb(int n)
+{
+    if (n < 2) return n;
+    long a = 0, b = 0;
+    tbb::task_group g;
+    g.run([&] { a = fibTbb(n - 1); });
+    g.run([&] { b = fibTbb(n - 2); });
+    g.wait();
+    return a + b;
+}
+#endif
+
+int main(int argc, char** argv)
+{
+    int reps = 9;
+    std::string csv;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+            csv = argv[++i];
+        else
+            reps = std::max(1, std::atoi(argv[i]));
+    }
+    const int nWorkers = 2;
+    std::printf("RcppSpool engine benchmark: %d workers, medians of %d runs\n", nWorkers, reps);
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(nWorkers);
+#ifdef HAVE_TBB
+    tbb::task_arena arena(nWorkers);
+#endif
+
+    // ---- P1 -------------------------------------------------------------------------
+    const int nTasks = 1000000;
+    {
+        RcppSpool::ThreadPool pool(nWorkers);
+        report("P1", "1e6 empty tasks, push + wait", "RcppSpool ThreadPool",
+               1e3 * medianTime(reps, [&] {
+                   for (int i = 0; i < nTasks; ++i) pool.push(opaqueTask);
+                   pool.wait();
+               }), "ms");
+    }
+#ifdef HAVE_TBB
+    report("P1", "1e6 empty tasks, push + wait", "oneTBB task_group",
+           1e3 * medianTime(reps, [&] {
+               arena.execute([&] {
+                   tbb::task_group g;
+                   for (int i = 0; i < nTasks; ++i) g.run(opaqueTask);
+                   g.wait();
+               });
+           }), "ms");
+#endif
+
+    // ---- P2 -------------------------------------------------------------------------
+    const int nCalls = 100000;
+    report("P2", "blocking loop over 2 items, per call", "RcppSpool parallelFor",
+           1e6 / nCalls * medianTime(reps, [&] {
+               for (int c = 0; c < nCalls; ++c) RcppSpool::parallelFor(0, 2, opaque, nWorkers);
+           }), "us");
+#ifdef HAVE_OPENMP
+    report("P2", "blocking loop over 2 items, per call", "OpenMP parallel for",
+           1e6 / nCalls * medianTime(reps, [&] {
+               for (int c = 0; c < nCalls; ++c) {
+#pragma omp parallel for num_threads(nWorkers)
+                   for (int i = 0; i < 2; ++i) opaque(i);
+               }
+           }), "us");
+#endif
+#ifdef HAVE_TBB
+    report("P2", "blocking loop over 2 items, per call", "oneTBB parallel_for",
+           1e6 / nCalls * medianTime(reps, [&] {
+               arena.execute([&] {
+                   for (int c = 0; c < nCalls; ++c) {
+                       tbb::task_group g;
+                       g.run([] { opaque(0); });
+                       opaque(1);
+                       g.wait();
+                   }
+               });
+           }), "us");
+#endif
+
+    // ---- P3 -------------------------------------------------------------------------
+    const int fibN = 30;
+    const long fibExpect = fibSerial(fibN);
+    long got = 0;
+    report("P3", "fib(30), a task per call", "RcppSpool TaskGroup",
+           1e3 * medianTime(reps, [&] { got = fibSpool(fibN); }), "ms");
+    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+    report("P3", "fib(30), a task per call", "RcppSpool async",
+           1e3 * medianTime(reps, [&] { got = fibSpoolAsync(fibN); }), "ms");
+    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+#ifdef HAVE_TBB
+    report("P3", "fib(30), a task per call", "oneTBB task_group",
+           1e3 * medianTime(reps, [&] { arena.execute([&] { got = fibTbb(fibN); }); }), "ms");
+    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+#endif
+    report("P3", "fib(30), a task per call", "serial (no tasks)",
+           1e3 * medianTime(reps, [&] { got = fibSerial(fibN); }), "ms");
+
+    // ---- P4 -------------------------------------------------------------------------
+    {
+        RcppSpool::ThreadPool pool(nWorkers);
+        pool.push([] {});
+        pool.wait();
+        std::vector<double> idle;
+        for (int r = 0; r < 3; ++r) {
+            double c0 = cpuSeconds();
+            auto t0 = Clock::now();
+            pool.push([] {
+                auto end = Clock::now() + std::chrono::seconds(1);
+                while (Clock::now() < end) opaque(0);
+            });
+            pool.wait();
+            double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+            idle.push_back(std::max(0.0, cpuSeconds() - c0 - wall));
+        }
+        report("P4", "CPU of the idle worker during a 1 s task", "RcppSpool ThreadPool", median(idle), "s");
+    }
+
+    // ---- P5 -------------------------------------------------------------------------
+    const std::ptrdiff_t nIter = 1000000;
+    report("P5", "1e6-iteration loop, opaque body", "RcppSpool parallelFor",
+           1e3 * medianTime(reps * 3, [&] { RcppSpool::parallelFor(0, nIter, opaque, nWorkers); }), "ms");
+#ifdef HAVE_OPENMP
+    report("P5", "1e6-iteration loop, opaque body", "OpenMP static",
+           1e3 * medianTime(reps * 3, [&] {
+#pragma omp parallel for schedule(static) num_threads(nWorkers)
+               for (std::ptrdiff_t i = 0; i < nIter; ++i) opaque(i);
+           }), "ms");
+#endif
+    report("P5", "1e6-iteration loop, opaque body", "serial",
+           1e3 * medianTime(reps * 3, [&] {
+               for (std::ptrdiff_t i = 0; i < nIter; ++i) opaque(i);
+           }), "ms");
+
+    // ---- ratios against the targets -------------------------------------------------
+    auto value = [](const std::string& id, const std::string& method) {
+        for (auto& r : rows)
+            if (r.id == id && r.method == method) return r.value;
+        return -1.0;
+    };
+    std::printf("\nTargets (issue: engine):\n");
+    auto target = [&](const char* what, double ours, double base, double limit) {
+        if (ours < 0 || base <= 0) {
+            std::printf("  %-40s (baseline missing)\n", what);
+            return;
+        }
+        double ratio = ours / base;
+        std::printf("  %-40s %6.2fx  (target <= %.2fx)  %s\n", what, ratio, limit, ratio <= limit ? "met" : "MISSED");
+    };
+    target("P1 RcppSpool / oneTBB", value("P1", "RcppSpool ThreadPool"), value("P1", "oneTBB task_group"), 1.0);
+    target("P2 RcppSpool / OpenMP", value("P2", "RcppSpool parallelFor"), value("P2", "OpenMP parallel for"), 2.0);
+    target("P3 RcppSpool TaskGroup / oneTBB", value("P3", "RcppSpool TaskGroup"), value("P3", "oneTBB task_group"), 1.0);
+    double p4 = value("P4", "RcppSpool ThreadPool");
+    std::printf("  %-40s %6.3fs  (target <= 0.05 s)  %s\n", "P4 idle worker CPU", p4, p4 <= 0.05 ? "met" : "MISSED");
+    target("P5 RcppSpool / OpenMP static", value("P5", "RcppSpool parallelFor"), value("P5", "OpenMP static"), 1.2);
+
+    if (!csv.empty()) {
+        if (FILE* f = std::fopen(csv.c_str(), "w")) {
+            std::fprintf(f, "id,work,method,value,unit\n");
+            for (auto& r : rows)
+                std::fprintf(f, "%s,\"%s\",\"%s\",%.6g,%s\n", r.id.c_str(), r.work.c_str(), r.method.c_str(), r.value,
+                             r.unit.c_str());
+            std::fclose(f);
+        }
+    }
+    return 0;
+}

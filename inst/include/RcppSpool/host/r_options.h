@@ -1,0 +1,89 @@
+// Reading R options and raising R warnings from the C++ headers, with R's C
+// API alone (no Rcpp), so that a package with only `LinkingTo: RcppSpool`
+// sees the same settings as our R functions. R may only be called from R's
+// main thread: every function here checks that it runs there.
+#pragma once
+
+#include <string>
+
+#ifndef R_NO_REMAP
+#define R_NO_REMAP  // keep R's short macro names (length, error, ...) out of C++ code
+#endif
+#include <Rinternals.h>
+
+#include "../engine/cores.h"
+#include "main_thread.h"
+
+namespace RcppSpool {
+namespace host {
+
+//! Copies an R value into the engine's R-free OptionValue (main thread only).
+inline engine::OptionValue toOptionValue(SEXP x)
+{
+    using engine::OptionValue;
+    OptionValue v;
+    const double na = std::numeric_limits<double>::quiet_NaN();
+    R_xlen_t n = Rf_xlength(x);
+    switch (TYPEOF(x)) {
+    case NILSXP: break;
+    case LGLSXP:
+        v.type = OptionValue::Type::logical;
+        for (R_xlen_t i = 0; i < n; ++i) v.numbers.push_back(LOGICAL(x)[i] == NA_LOGICAL ? na : LOGICAL(x)[i]);
+        break;
+    case INTSXP:
+        v.type = OptionValue::Type::integer;
+        for (R_xlen_t i = 0; i < n; ++i) v.numbers.push_back(INTEGER(x)[i] == NA_INTEGER ? na : INTEGER(x)[i]);
+        break;
+    case REALSXP:
+        v.type = OptionValue::Type::real;
+        for (R_xlen_t i = 0; i < n; ++i) v.numbers.push_back(ISNAN(REAL(x)[i]) ? na : REAL(x)[i]);
+        break;
+    case STRSXP:
+        v.type = OptionValue::Type::string;
+        for (R_xlen_t i = 0; i < n; ++i) {
+            SEXP s = STRING_ELT(x, i);
+            v.stringIsNA.push_back(s == NA_STRING);
+            v.strings.push_back(s == NA_STRING ? std::string() : std::string(CHAR(s)));
+        }
+        break;
+    default:
+        v.type = OptionValue::Type::other;
+        v.otherType = Rf_type2char(TYPEOF(x));
+        break;
+    }
+    return v;
+}
+
+//! Reads the R option `name` (getOption(name)); false when it is unset or
+//! when not called on R's main thread (where R must not be touched).
+inline bool readROption(const std::string& name, engine::OptionValue& out)
+{
+    if (!isMainThread()) return false;
+    // Rf_install() only looks the name up (symbols are never collected);
+    // Rf_GetOption1() walks R's option list and allocates nothing.
+    SEXP value = Rf_GetOption1(Rf_install(name.c_str()));
+    if (value == R_NilValue) return false;
+    out = toOptionValue(value);
+    return true;
+}
+
+namespace detail {
+inline void raiseWarning(void* message)
+{
+    Rf_warningcall(R_NilValue, "%s", static_cast<const char*>(message));
+}
+}  // namespace detail
+
+//! Gives an R warning (main thread only; elsewhere nothing happens). It runs
+//! inside R_ToplevelExec(): a warning can jump (options(warn = 2) turns it
+//! into an error, a handler can exit), and a jump must not cross the C++
+//! frames of whoever called us. The price: calling handlers outside (e.g.
+//! tryCatch(warning = )) do not see it; R prints it as usual.
+inline void rWarning(const std::string& message)
+{
+    if (!isMainThread()) return;
+    R_ToplevelExec(detail::raiseWarning, const_cast<char*>(message.c_str()));
+}
+
+}  // namespace host
+}  // namespace RcppSpool
