@@ -1,13 +1,51 @@
 // Checking for the user's interrupt, from any thread.
 #pragma once
 
+#include <exception>
+
 #include "engine/host_hooks.h"
 
 namespace RcppSpool {
 
+// With Rcpp (Rcpp.h included before this header, as usual), the exception is
+// also Rcpp's own interrupt, so that an Rcpp function that lets it escape ends
+// with R's interrupt condition, as if the user had interrupted R code. The two
+// variants live in different inline namespaces: distinct types, no ODR clash
+// between files that include Rcpp and files that do not.
+#if !defined(RCPPSPOOL_STANDALONE) && defined(Rcpp_hpp)
+inline namespace with_rcpp {
 //! Thrown by checkUserInterrupt() and by blocking calls once the user
 //! interrupted; what() is "C++ call interrupted by the user.".
-using UserInterruptException = engine::UserInterruptException;
+class UserInterruptException : public std::exception, public Rcpp::internal::InterruptedException {
+public:
+    const char* what() const noexcept override { return "C++ call interrupted by the user."; }
+};
+namespace interrupt_detail {
+inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
+// Wins over the plain variant, whichever file of the shared object runs first.
+inline const bool interruptErrorInstalled = [] {
+    engine::hostHooks().interruptError = &makeUserInterrupt;
+    return true;
+}();
+}  // namespace interrupt_detail
+}  // namespace with_rcpp
+#else
+inline namespace plain {
+//! Thrown by checkUserInterrupt() and by blocking calls once the user
+//! interrupted; what() is "C++ call interrupted by the user.".
+class UserInterruptException : public std::exception {
+public:
+    const char* what() const noexcept override { return "C++ call interrupted by the user."; }
+};
+namespace interrupt_detail {
+inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
+inline const bool interruptErrorInstalled = [] {
+    if (!engine::hostHooks().interruptError) engine::hostHooks().interruptError = &makeUserInterrupt;
+    return true;
+}();
+}  // namespace interrupt_detail
+}  // namespace plain
+#endif
 
 //! True once the user interrupted (Ctrl-C in R) during the current call. On
 //! R's main thread it asks R (safely); elsewhere it reads a flag (a few ns).

@@ -44,7 +44,7 @@ public:
     {
         try {
             if (interruptRequested())
-                error_ = std::make_exception_ptr(UserInterruptException());
+                error_ = interruptError();
             else
                 error_ = std::make_exception_ptr(
                     std::runtime_error("RcppSpool: the task was cancelled before it ran"));

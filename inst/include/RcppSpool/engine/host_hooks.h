@@ -16,6 +16,9 @@ struct HostHooks {
     bool (*isServiceThread)() = nullptr;  //!< true on the thread that must be serviced
     void (*service)() = nullptr;          //!< release output, poll interrupts, draw progress
     void (*afterBlockingCall)() = nullptr;  //!< a blocking call on the service thread ends
+    //! The exception that reports the user's interrupt (the public API's
+    //! UserInterruptException, which in R is also Rcpp's interrupt).
+    std::exception_ptr (*interruptError)() = nullptr;
 };
 
 inline HostHooks& hostHooks() noexcept
@@ -42,11 +45,18 @@ inline bool interruptRequested() noexcept
     return interruptFlag().load(std::memory_order_relaxed);
 }
 
-//! Thrown where the user's interrupt is reported.
-class UserInterruptException : public std::exception {
+//! Reports the user's interrupt where no host supplied its own exception.
+class Interrupted : public std::exception {
 public:
     const char* what() const noexcept override { return "C++ call interrupted by the user."; }
 };
+
+//! The exception to throw for the user's interrupt.
+inline std::exception_ptr interruptError()
+{
+    if (auto f = hostHooks().interruptError) return f();
+    return std::make_exception_ptr(Interrupted());
+}
 
 }  // namespace engine
 }  // namespace RcppSpool

@@ -215,7 +215,7 @@ inline void endBlockingCall(std::exception_ptr error)
         if (auto after = hostHooks().afterBlockingCall) after();
         if (interruptRequested()) {
             interruptFlag().store(false, std::memory_order_relaxed);
-            throw UserInterruptException();
+            std::rethrow_exception(interruptError());
         }
     }
     if (error) std::rethrow_exception(error);
@@ -243,7 +243,7 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
         s.waitUntil([&] { return loop->done() || loop->hasUnclaimed(); });
     }
     endBlockingCall(loop->context().hasError() ? loop->context().takeError() : nullptr);
-    if (interruptRequested()) throw UserInterruptException();  // cut short on a nested level
+    if (interruptRequested()) std::rethrow_exception(interruptError());  // cut short on a nested level
 }
 
 }  // namespace engine

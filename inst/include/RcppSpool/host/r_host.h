@@ -2,8 +2,13 @@
 #pragma once
 
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#ifndef R_NO_REMAP
+#define R_NO_REMAP  // keep R's short macro names (length, error, ...) out of C++ code
+#endif
 #include <R_ext/Boolean.h>
 #include <R_ext/Print.h>
 #include <Rinternals.h>
@@ -60,11 +65,14 @@ inline void service()
         engine::interruptFlag().store(true, std::memory_order_relaxed);
 }
 
-//! A blocking call on the main thread returns: release output, redraw.
+//! A blocking call on the main thread returns: release output, redraw, and
+//! say why it ends if the user interrupted (R's interrupt condition that
+//! follows carries no message).
 inline void afterBlockingCall()
 {
     releaseOutput();
     if (RedrawFn redraw = redrawHook().load(std::memory_order_acquire)) redraw();
+    if (engine::interruptRequested()) REprintf("C++ call interrupted by the user.\n");
 }
 
 namespace detail {

@@ -1,0 +1,52 @@
+# RcppSpool: the two commands a new user needs are `make demo` and `make test`.
+#   make demo   install what is needed, build the package, run the demo
+#   make test   everything: R package check + tests, C++ suites (-O2, TSan, ASan+UBSan)
+#   make bench  the engine benchmark (P1-P5) against oneTBB, OpenMP and serial
+SHELL := /bin/bash
+R ?= R
+RSCRIPT ?= Rscript
+LIB := $(CURDIR)/.Rlib
+BUILD := $(CURDIR)/build
+export R_LIBS := $(LIB)$(if $(R_LIBS),:$(R_LIBS))
+JOBS ?= 2
+
+.PHONY: all deps install demo test test-r test-cpp check bench cpp-release cpp-tsan cpp-asan clean
+
+all: install
+
+deps:
+	@bash tools/install-deps.sh
+
+# Installs into a project-local library (.Rlib) so nothing else is touched.
+install: deps
+	@mkdir -p $(LIB)
+	@$(RSCRIPT) -e 'Rcpp::compileAttributes(".")' >/dev/null
+	$(R) CMD INSTALL --no-test-load --library=$(LIB) . >$(BUILD).install.log 2>&1 || { cat $(BUILD).install.log; exit 1; }
+	@echo "installed RcppSpool into $(LIB)"
+
+demo: install
+	$(RSCRIPT) bench/demo.R
+
+test: deps
+	@bash tools/run-tests.sh
+
+# R CMD build + check --as-cran (examples, vignettes; tests run separately in test-r).
+check: deps
+	@bash tools/run-tests.sh check
+
+test-r: install
+	@bash tools/run-tests.sh r
+
+test-cpp: deps
+	@bash tools/run-tests.sh cpp
+
+cpp-%: deps
+	cmake -S cpp -B $(BUILD)/cpp-$* $(if $(filter tsan,$*),-DRCPPSPOOL_SANITIZE=thread,$(if $(filter asan,$*),-DRCPPSPOOL_SANITIZE=address,-DCMAKE_BUILD_TYPE=Release)) >/dev/null
+	cmake --build $(BUILD)/cpp-$* -j$(JOBS)
+
+bench: cpp-release
+	@mkdir -p bench/results
+	$(BUILD)/cpp-release/bench_engine 9 --csv bench/results/engine.csv
+
+clean:
+	rm -rf $(BUILD) $(LIB) RcppSpool_*.tar.gz RcppSpool.Rcheck

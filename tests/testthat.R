@@ -1,0 +1,4 @@
+library(testthat)
+library(RcppSpool)
+
+test_check("RcppSpool")

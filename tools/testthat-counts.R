@@ -1,0 +1,13 @@
+# Runs tests/testthat against the installed package and writes "passed failed"
+# to the file named by the first argument (skips are neither).
+args <- commandArgs(trailingOnly = TRUE)
+out <- args[1]
+library(testthat)
+res <- testthat::test_dir("tests/testthat", package = "RcppSpool", load_package = "installed",
+                          reporter = testthat::ProgressReporter$new(show_praise = FALSE),
+                          stop_on_failure = FALSE)
+df <- as.data.frame(res)
+failed <- sum(df$failed) + sum(df$error)
+passed <- sum(df$passed)
+cat(sprintf("== r: %d expectations passed, %d failed, %d skipped\n", passed, failed, sum(df$skipped)))
+writeLines(paste(passed, failed), out)
