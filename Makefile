@@ -21,7 +21,7 @@ deps:
 install: deps
 	@mkdir -p $(LIB)
 	@$(RSCRIPT) -e 'Rcpp::compileAttributes(".")' >/dev/null
-	$(R) CMD INSTALL --no-test-load --library=$(LIB) . >$(BUILD).install.log 2>&1 || { cat $(BUILD).install.log; exit 1; }
+	$(R) CMD INSTALL --preclean --no-test-load --library=$(LIB) . >$(BUILD).install.log 2>&1 || { cat $(BUILD).install.log; exit 1; }
 	@echo "installed RcppSpool into $(LIB)"
 
 demo: install

@@ -104,3 +104,25 @@ Rcpp::List spoolHostInfo()
                               Rcpp::Named("serviceThread") = RcppSpool::engine::onServiceThread(),
                               Rcpp::Named("rcppInterrupt") = isUserInterrupt);
 }
+
+// Lines printed from the bodies of a parallel loop (pool workers and the caller).
+// [[Rcpp::export(.spool_print_from_loop)]]
+void spoolPrintFromLoop(int n, int nThreads)
+{
+    RcppSpool::parallelFor(0, n, [](std::ptrdiff_t i) {
+        RcppSpool::Rcout << "item " << i << " of the loop" << std::endl;
+    }, static_cast<std::size_t>(nThreads));
+}
+
+// Runs `n` loops of `len` iterations each (for memory and repeated-use tests).
+// [[Rcpp::export(.spool_many_loops)]]
+double spoolManyLoops(int n, int len)
+{
+    double total = 0;
+    for (int k = 0; k < n; ++k) {
+        std::atomic<long> s{0};
+        RcppSpool::parallelFor(0, len, [&](std::ptrdiff_t i) { s += i; });
+        total += static_cast<double>(s.load());
+    }
+    return total;
+}

@@ -43,7 +43,7 @@ run_check() {
 run_r() {
   echo "== R tests (testthat), against the installed package"
   "$RSCRIPT" -e 'Rcpp::compileAttributes(".")' >/dev/null
-  "$R" CMD INSTALL --no-test-load --library="$LIB" . >"$BUILD/install.log" 2>&1 || { cat "$BUILD/install.log"; record r 0 1; return; }
+  "$R" CMD INSTALL --preclean --no-test-load --library="$LIB" . >"$BUILD/install.log" 2>&1 || { cat "$BUILD/install.log"; record r 0 1; return; }
   "$RSCRIPT" tools/testthat-counts.R "$RESULTS/r.count"
   [ -f "$RESULTS/r.count" ] || record r 0 1
 }

@@ -3,6 +3,7 @@
 args <- commandArgs(trailingOnly = TRUE)
 out <- args[1]
 library(testthat)
+Sys.setenv(NOT_CRAN = "true")  # run the slow, real-process tests too
 res <- testthat::test_dir("tests/testthat", package = "RcppSpool", load_package = "installed",
                           reporter = testthat::ProgressReporter$new(show_praise = FALSE),
                           stop_on_failure = FALSE)

@@ -19,9 +19,10 @@ namespace RcppSpool {
 //! thread arrives whole. In R, text of threads other than R's main thread is
 //! queued line by line and released by the main thread: while it waits, when
 //! a blocking call returns (by error too), and whenever it writes itself, even
-//! `Rcout << ""`. A partial line of a worker is released at its newline, at
-//! std::flush / std::endl, or when it exceeds 4 KiB. Rcerr writes to the error
-//! stream (REprintf in R), never to stdout.
+//! `Rcout << ""`; lines of other threads never split a line the main thread
+//! has begun. A thread's partial line is handed over at its newline (or
+//! carriage return), at std::flush / std::endl, or when it exceeds 4 KiB.
+//! Rcerr writes to the error stream (REprintf in R), never to stdout.
 class RPrinter {
 public:
     explicit constexpr RPrinter(host::Stream s) noexcept : stream_(s) {}
@@ -52,23 +53,24 @@ private:
         return stream_ == host::Stream::out ? out : err;
     }
 
-    // Hands over what is complete: everything on the main thread (or without
-    // R), else up to the last newline (everything when flushing or too long).
+    // R's main thread writes at once (the host keeps other threads' lines out
+    // of its unfinished line). Other threads hand over what is complete: up to
+    // the last newline or carriage return, or everything when flushing or
+    // when the text grows long.
     void commit(bool flush) const
     {
         std::ostringstream& os = buffer();
         std::string text = os.str();
-        if (host::mayWriteDirectly()) {
-            host::releaseOutput();
+        if (host::isOutputThread()) {
             os.str(std::string());
-            if (!text.empty()) host::write(stream_, text);
+            host::writeFromMain(stream_, text);
             return;
         }
         if (text.empty()) return;
-        std::size_t cut = flush || text.size() > 4096 ? text.size() : text.rfind('\n');
+        std::size_t cut = flush || text.size() > 4096 ? text.size() : text.find_last_of("\r\n");
         if (cut == std::string::npos) return;
-        if (cut != text.size()) ++cut;  // keep the newline with its line
-        host::outputQueue().add(stream_, text.substr(0, cut));
+        if (cut != text.size()) ++cut;  // keep the line end with its line
+        host::deliverLines(stream_, text.substr(0, cut));
         os.str(text.substr(cut));
         os.seekp(0, std::ios_base::end);
     }

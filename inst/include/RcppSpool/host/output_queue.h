@@ -20,11 +20,19 @@ public:
         std::lock_guard<std::mutex> lk(m_);
         items_.emplace_back(s, std::move(text));
     }
-    //! Takes everything queued so far.
-    std::vector<std::pair<Stream, std::string>> takeAll()
+    //! Takes everything queued so far, except text for the streams marked
+    //! `hold` (it stays queued, in order).
+    std::vector<std::pair<Stream, std::string>> take(bool holdOut = false, bool holdErr = false)
     {
         std::lock_guard<std::mutex> lk(m_);
-        return std::exchange(items_, {});
+        if (!holdOut && !holdErr) return std::exchange(items_, {});
+        std::vector<std::pair<Stream, std::string>> out, kept;
+        for (auto& item : items_) {
+            bool hold = item.first == Stream::out ? holdOut : holdErr;
+            (hold ? kept : out).push_back(std::move(item));
+        }
+        items_ = std::move(kept);
+        return out;
     }
 
 private:

@@ -30,13 +30,38 @@ inline void write(Stream s, const std::string& text)
 }
 
 //! Only R's main thread may call R's printing functions.
-inline bool mayWriteDirectly() { return isMainThread(); }
+inline bool isOutputThread() { return isMainThread(); }
 
-//! Writes what other threads queued (main thread only).
+//! Whether the main thread has written part of a line to the stream and not
+//! yet its end: other threads' lines must wait, or they would split it.
+inline bool& mainLineOpen(Stream s)
+{
+    static bool open[2] = {false, false};  // main thread only
+    return open[s == Stream::out ? 0 : 1];
+}
+
+//! Writes what other threads queued (main thread only), except on a stream
+//! whose current line the main thread has not finished.
 inline void releaseOutput()
 {
-    for (auto& item : outputQueue().takeAll()) write(item.first, item.second);
+    for (auto& item : outputQueue().take(mainLineOpen(Stream::out), mainLineOpen(Stream::err)))
+        write(item.first, item.second);
 }
+
+//! Text from the main thread: written at once, after the lines other threads
+//! completed before it (also when `text` is empty: `Rcout << ""` releases).
+inline void writeFromMain(Stream s, const std::string& text)
+{
+    releaseOutput();
+    if (text.empty()) return;
+    write(s, text);
+    const char last = text.back();
+    mainLineOpen(s) = last != '\n' && last != '\r';
+    if (!mainLineOpen(s)) releaseOutput();
+}
+
+//! Complete lines from another thread: queued for the main thread.
+inline void deliverLines(Stream s, std::string lines) { outputQueue().add(s, std::move(lines)); }
 
 //! Things drawn by the main thread when serviced (progress bars); see progress.h.
 using RedrawFn = void (*)();

@@ -4,7 +4,11 @@
 // main thread: every function here checks that it runs there.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #ifndef R_NO_REMAP
 #define R_NO_REMAP  // keep R's short macro names (length, error, ...) out of C++ code
@@ -66,6 +70,73 @@ inline bool readROption(const std::string& name, engine::OptionValue& out)
     out = toOptionValue(value);
     return true;
 }
+
+//! A hash of an option's value: its type, length and, for atomic vectors,
+//! every element (strings by their text). Equal hashes mean equal values
+//! (R may reuse an address for a new value, so addresses are not compared).
+inline std::uint64_t hashOptionValue(SEXP x)
+{
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    auto mix = [&h](const void* data, std::size_t n) {
+        auto p = static_cast<const unsigned char*>(data);
+        for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    };
+    int type = TYPEOF(x);
+    R_xlen_t n = type == NILSXP ? 0 : Rf_xlength(x);
+    mix(&type, sizeof type);
+    mix(&n, sizeof n);
+    switch (type) {
+    case LGLSXP: mix(LOGICAL(x), sizeof(int) * n); break;
+    case INTSXP: mix(INTEGER(x), sizeof(int) * n); break;
+    case REALSXP: mix(REAL(x), sizeof(double) * n); break;
+    case STRSXP:
+        for (R_xlen_t i = 0; i < n; ++i) {
+            SEXP s = STRING_ELT(x, i);
+            if (s == NA_STRING) {
+                mix("\x01NA", 3);
+            } else {
+                const char* c = CHAR(s);
+                mix(c, std::strlen(c) + 1);
+            }
+        }
+        break;
+    default: break;  // other types are never read as values: their type is all that counts
+    }
+    return h;
+}
+
+//! Records which R options a computation reads, and tells afterwards
+//! whether any of them changed (main thread only), so that the settings need
+//! not be recomputed at every loop: re-reading a dozen options costs about a
+//! microsecond, recomputing everything ten times more.
+class OptionSnapshot {
+public:
+    //! A reader for the computation: readROption(), recording each option.
+    engine::OptionReader reader()
+    {
+        return [this](const std::string& name, engine::OptionValue& out) {
+            if (!isMainThread()) return false;
+            SEXP sym = Rf_install(name.c_str());
+            SEXP value = Rf_GetOption1(sym);
+            seen_.push_back({sym, hashOptionValue(value)});
+            if (value == R_NilValue) return false;
+            out = toOptionValue(value);
+            return true;
+        };
+    }
+
+    //! True when every option that was read still has the same value.
+    bool unchanged() const
+    {
+        if (!isMainThread()) return false;
+        for (auto& s : seen_)
+            if (hashOptionValue(Rf_GetOption1(s.first)) != s.second) return false;
+        return true;
+    }
+
+private:
+    std::vector<std::pair<SEXP, std::uint64_t>> seen_;  // symbol (never collected), hash of the value
+};
 
 namespace detail {
 inline void raiseWarning(void* message)

@@ -21,8 +21,12 @@ inline void write(Stream s, const std::string& text)
     os.flush();
 }
 
-//! Without R every thread may write directly.
-inline bool mayWriteDirectly() { return true; }
+//! Without R no thread is special: every thread hands over whole lines.
+inline bool isOutputThread() { return false; }
+inline void writeFromMain(Stream s, const std::string& text) { write(s, text); }
+
+//! Complete lines of any thread are written at once.
+inline void deliverLines(Stream s, const std::string& lines) { write(s, lines); }
 
 //! Nothing to release: text is written as it completes.
 inline void releaseOutput() {}

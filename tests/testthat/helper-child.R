@@ -1,0 +1,40 @@
+# Helpers for tests that run R in a child process (real signals, forks, output).
+
+# The library paths of this session, so a child finds the package under test.
+child_libpaths <- function() paste(.libPaths(), collapse = .Platform$path.sep)
+
+# Writes `code` (character lines) to a script and starts Rscript on it.
+start_child_r <- function(code, env = character()) {
+  script <- tempfile(fileext = ".R")
+  writeLines(code, script)
+  processx::process$new(
+    file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
+    stdout = "|", stderr = "|",
+    env = c("current", R_LIBS = child_libpaths(), env)
+  )
+}
+
+# Runs `code` in Rscript to completion; returns list(status, stdout, stderr).
+run_child_r <- function(code, env = character(), timeout = 60) {
+  p <- start_child_r(code, env)
+  p$wait(timeout * 1000)
+  if (p$is_alive()) {
+    p$kill()
+    stop("child R process did not finish within ", timeout, " s")
+  }
+  list(status = p$get_exit_status(), stdout = p$read_all_output_lines(),
+       stderr = p$read_all_error_lines())
+}
+
+# Reads stdout lines until one matches `pattern` (or `timeout` seconds pass).
+wait_for_line <- function(p, pattern, timeout = 30) {
+  seen <- character()
+  deadline <- Sys.time() + timeout
+  while (Sys.time() < deadline) {
+    p$poll_io(100)
+    seen <- c(seen, p$read_output_lines())
+    if (any(grepl(pattern, seen))) return(seen)
+    if (!p$is_alive()) break
+  }
+  stop("no line matching '", pattern, "' from the child; saw: ", paste(seen, collapse = " | "))
+}
