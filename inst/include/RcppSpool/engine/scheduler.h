@@ -141,7 +141,9 @@ public:
         } else {
             injection_.push(t);
         }
-        idle_.notifyOne();
+        // A worker that is already looking for work will find this task; waking
+        // a sleeper too would only put a thread more on the cores.
+        if (searching_.load(std::memory_order_seq_cst) == 0) idle_.notifyOne();
     }
 
     // ---- waiting --------------------------------------------------------------
@@ -460,10 +462,13 @@ private:
                 execute(t);
                 continue;
             }
-            // Spin briefly: back-to-back loops and tasks arrive within microseconds,
-            // and a futex wake-up costs more than that. Yield while spinning, so
-            // that on a machine with as many workers as cores the thread that
-            // submits work gets the core.
+            // Search briefly: back-to-back loops and tasks arrive within
+            // microseconds, and a futex wake-up costs more than that. Yield
+            // while spinning, so that on a machine with as many workers as
+            // cores the thread that submits work gets the core. While a worker
+            // searches, submitters wake nobody; a searcher that finds work
+            // wakes the next sleeper if more work is waiting (chained wake-ups).
+            searching_.fetch_add(1, std::memory_order_seq_cst);
             bool found = false;
             const auto spinEnd = std::chrono::steady_clock::now() + kIdleSpin;
             for (int i = 1; !found; ++i) {
@@ -475,7 +480,9 @@ private:
                     std::this_thread::yield();
                 }
             }
+            const bool lastSearcher = searching_.fetch_sub(1, std::memory_order_seq_cst) == 1;
             if (found) {
+                if (lastSearcher && hasVisibleWork()) idle_.notifyOne();
                 execute(t);
                 continue;
             }
@@ -501,6 +508,7 @@ private:
     Parking idle_;  // workers without work (and workers waiting while helping)
     Parking done_;  // threads outside the pool waiting for something to finish
     std::atomic<bool> stopping_{false};
+    alignas(64) std::atomic<int> searching_{0};  // workers spinning for work (see workerLoop)
     std::atomic<bool> paused_{false};
     std::mutex resizeMutex_;
     // Task counts, one set per worker (and one for outside threads), so that
