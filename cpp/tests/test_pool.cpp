@@ -624,3 +624,25 @@ TEST(Fork, AChildUsesAPoolMadeBeforeTheForkWithoutHanging)
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
 }
+
+TEST(Future, DroppedInsideATaskOfADestroyedGroupIsSafe)
+{
+    // A task fires pushReturn and drops the Future; its group is gone before
+    // the child runs. The child must not touch the group (ASan checks).
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    for (int round = 0; round < 200; ++round) {
+        RcppSpool::TaskGroup g(pool);
+        g.run([&] {
+            for (int i = 0; i < 5; ++i) (void)pool.pushReturn([&] {
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+                ran++;
+            });
+        });
+        g.wait();
+    }
+    pool.wait();
+    auto t0 = Clock::now();
+    while (ran.load() < 1000 && seconds(t0) < 10) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(ran.load(), 1000);
+}

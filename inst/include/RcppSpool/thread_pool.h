@@ -119,8 +119,8 @@ public:
         auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
         auto* state = new engine::FutureState<R>(sched_.get());
         state->retain();  // one reference for the task, one for the Future
-        engine::Context* ctx = sched_->contextForNewWork();
-        ctx->add(1);
+        engine::Context* ctx = sched_->contextForResultTask();
+        if (ctx) ctx->add(1);
         sched_->submit(engine::Task::make(engine::ResultTask<R, decltype(call)>{std::move(call), state}, ctx));
         return Future<R>(state);
     }
@@ -158,7 +158,9 @@ public:
 
     //! Waits until all pushed work is done and rethrows the first exception a
     //! task threw (the pool is clean afterwards). Called from a task of this
-    //! pool, waits for (and helps run) the work that task pushed. On R's main
+    //! pool, waits for (and helps run) the tasks and loops that task pushed
+    //! with push(), map() and parallelFor(); results of pushReturn() are waited
+    //! for with their Future (its get() helps in the same way). On R's main
     //! thread it keeps R responsive; on an interrupt it drops queued work,
     //! waits for running tasks and throws UserInterruptException.
     void wait() { waitImpl(std::chrono::steady_clock::time_point::max()); }

@@ -126,7 +126,12 @@ struct ResultTask {
     FutureState<T>* state;
     void operator()()
     {
-        state->run(f);
+        // Tasks without a context are not dropped by the scheduler on an
+        // interrupt, so they check themselves.
+        if (interruptRequested())
+            state->cancel();
+        else
+            state->run(f);
         state->release();
     }
     void discard()

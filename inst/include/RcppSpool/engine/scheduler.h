@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "context.h"
@@ -122,6 +123,17 @@ public:
             if (f->context) f->context->add(1);
         }
         return f->children;
+    }
+
+    //! The context a task with its own result (pushReturn, async) counts in:
+    //! from outside the pool the root (wait() waits for it); from inside a
+    //! task none: its Future is what waits for it, and counting it would cost
+    //! the running task a context of its own (a heap allocation per recursion
+    //! of recursive async). Such a task checks for interrupts itself.
+    Context* contextForResultTask()
+    {
+        Frame* f = currentFrame();
+        return f && f->scheduler == this ? nullptr : &root_;
     }
 
     //! Queues a task (already counted in its context, if any). Runs it at once
@@ -241,7 +253,7 @@ public:
     void execute(const Task& task)
     {
         Task t = task;
-        Context* c = t.context();
+        Context* const c = t.context();
         Worker* const self = currentWorker();
         Counters& n = counters(self);
         bump(n.started, self);
@@ -431,9 +443,23 @@ private:
         return false;
     }
 
+    //! A task for worker `w`, unless the pool is paused. A worker may pass
+    //! the pause check just before pause() and then take a task pushed after
+    //! it; the second check (seq_cst, after taking) catches that, and the task
+    //! goes back to the worker's own deque.
+    bool findWork(Worker& w, Task& out)
+    {
+        if (!takeWork(w, out)) return false;
+        if (paused_.load(std::memory_order_seq_cst)) {
+            w.deque.push(out);
+            return false;
+        }
+        return true;
+    }
+
     //! Own deque first (newest, cache-warm), then outside submissions, then a
     //! random victim's oldest task.
-    bool findWork(Worker& w, Task& out)
+    bool takeWork(Worker& w, Task& out)
     {
         if (paused_.load(std::memory_order_relaxed)) return false;
         if (w.deque.pop(out)) return true;
