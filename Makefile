@@ -2,6 +2,7 @@
 #   make demo   install what is needed, build the package, run the demo
 #   make test   everything: R package check + tests, C++ suites (-O2, TSan, ASan+UBSan)
 #   make bench  the engine benchmark (P1-P5) against oneTBB, OpenMP and serial
+#   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
 SHELL := /bin/bash
 R ?= R
 RSCRIPT ?= Rscript
@@ -10,7 +11,7 @@ BUILD := $(CURDIR)/build
 export R_LIBS := $(LIB)$(if $(R_LIBS),:$(R_LIBS))
 JOBS ?= 2
 
-.PHONY: all deps install demo test test-r test-cpp check bench cpp-release cpp-tsan cpp-asan clean
+.PHONY: all deps install demo test test-r test-cpp check bench soak cpp-release cpp-tsan cpp-asan clean
 
 all: install
 
@@ -19,9 +20,9 @@ deps:
 
 # Installs into a project-local library (.Rlib) so nothing else is touched.
 install: deps
-	@mkdir -p $(LIB)
+	@mkdir -p $(LIB) $(BUILD)
 	@$(RSCRIPT) -e 'Rcpp::compileAttributes(".")' >/dev/null
-	$(R) CMD INSTALL --preclean --no-test-load --library=$(LIB) . >$(BUILD).install.log 2>&1 || { cat $(BUILD).install.log; exit 1; }
+	$(R) CMD INSTALL --preclean --no-test-load --library=$(LIB) . >$(BUILD)/install.log 2>&1 || { cat $(BUILD)/install.log; exit 1; }
 	@echo "installed RcppSpool into $(LIB)"
 
 demo: install
@@ -39,6 +40,10 @@ test-r: install
 
 test-cpp: deps
 	@bash tools/run-tests.sh cpp
+
+# The engine's randomized stress at length: 200 s in each of the three builds.
+soak: deps
+	@RCPPSPOOL_STRESS_SECONDS=200 bash tools/run-tests.sh cpp
 
 cpp-%: deps
 	cmake -S cpp -B $(BUILD)/cpp-$* $(if $(filter tsan,$*),-DRCPPSPOOL_SANITIZE=thread,$(if $(filter asan,$*),-DRCPPSPOOL_SANITIZE=address,-DCMAKE_BUILD_TYPE=Release)) >/dev/null
