@@ -78,18 +78,23 @@ TEST(BadInput, WaitFromAThreadThatDidNotPush)
     EXPECT_EQ(n.load(), 1000);
 }
 
-TEST(BadInput, UseAfterJoinIsAnErrorAndResizeRevivesThePool)
+TEST(BadInput, UseAfterJoinRestartsTheWorkers)
 {
+    // As RcppThread's: join() waits and stops the workers; the pool stays usable.
     RcppSpool::ThreadPool pool(2);
+    std::atomic<int> n{0};
+    pool.push([&] { n++; });
     pool.join();
-    EXPECT_THROW(pool.push([] {}), std::logic_error);
-    EXPECT_THROW(pool.pushReturn([] { return 1; }), std::logic_error);
-    EXPECT_THROW(pool.parallelFor(0, 10, [](std::ptrdiff_t) {}), std::logic_error);
+    EXPECT_EQ(n.load(), 1);
+    EXPECT_EQ(pool.getNumThreads(), 0u);
     EXPECT_NO_THROW(pool.wait());
     EXPECT_NO_THROW(pool.join());  // twice is fine
-    pool.setNumThreads(1);
     auto f = pool.pushReturn([] { return 5; });
+    EXPECT_EQ(pool.getNumThreads(), 2u);
     EXPECT_EQ(f.get(), 5);
+    pool.parallelFor(0, 10, [&](std::ptrdiff_t) { n++; });
+    pool.join();
+    EXPECT_EQ(n.load(), 11);
 }
 
 TEST(BadInput, GetOnAnEmptyOrUsedFutureThrowsFutureError)

@@ -544,16 +544,6 @@ TEST(ThreadPool, ResizeKeepsQueuedWork)
     EXPECT_THROW(pool.setNumThreads(100000), std::invalid_argument);
 }
 
-TEST(ThreadPool, JoinThenPushIsAnError)
-{
-    RcppSpool::ThreadPool pool(2);
-    std::atomic<int> ran{0};
-    for (int i = 0; i < 100; ++i) pool.push([&] { ran++; });
-    pool.join();
-    EXPECT_EQ(ran.load(), 100);
-    EXPECT_THROW(pool.push([] {}), std::logic_error);
-}
-
 TEST(ThreadPool, DestroyedWith200000QueuedTasksReturnsWithin2Seconds)
 {
     auto pool = std::make_unique<RcppSpool::ThreadPool>(2);

@@ -8,6 +8,10 @@
 // availableCores/defaultThreads.
 #pragma once
 
+#if __cplusplus < 201703L
+#error "RcppSpool needs C++17: CXX_STD = CXX17 in src/Makevars, cpp11::cpp_source(cxx_std = \"CXX17\"), or -std=c++17"
+#endif
+
 #include "RcppSpool/output.h"  // picks the host (R or standalone) first
 
 #include "RcppSpool/cores.h"
@@ -18,3 +22,6 @@
 #include "RcppSpool/task_group.h"
 #include "RcppSpool/thread.h"
 #include "RcppSpool/thread_pool.h"
+
+// Last: RCPPSPOOL_OVERRIDE_COUT/CERR/THREAD (and RcppThread's RCPPTHREAD_OVERRIDE_*).
+#include "RcppSpool/overrides.h"

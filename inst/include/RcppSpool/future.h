@@ -82,6 +82,13 @@ public:
         return ok ? std::future_status::ready : std::future_status::timeout;
     }
 
+    //! As std::future::share(): a std::shared_future<T> for the same result;
+    //! afterwards valid() is false.
+    std::shared_future<T> share() { return std::future<T>(std::move(*this)).share(); }
+
+    //! Moves this future into a std::shared_future<T> (see share()).
+    operator std::shared_future<T>() && { return share(); }
+
     //! Moves this future into a std::future<T> that waits for the same result
     //! (through this library's helping wait, when its get() is called).
     operator std::future<T>() &&

@@ -78,6 +78,9 @@ private:
     host::Stream stream_;
 };
 
+//! RcppThread's name for the type of Rcerr (the same type here).
+using RErrPrinter = RPrinter;
+
 #ifndef RCPPSPOOL_RCOUT_DEFINED
 #define RCPPSPOOL_RCOUT_DEFINED
 //! Like std::cout (Rprintf in R), usable from any thread.

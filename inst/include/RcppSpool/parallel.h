@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <future>
+#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -32,7 +33,7 @@ template <class I, class F>
 void parallelForEach(I& items, F&& f, std::size_t nThreads = defaultThreads(), std::size_t nBatches = 0)
 {
     auto body = [&items, &f](std::ptrdiff_t i) { f(items[i]); };
-    parallelFor(0, static_cast<std::ptrdiff_t>(items.size()), body, nThreads, nBatches);
+    parallelFor(0, static_cast<std::ptrdiff_t>(std::size(items)), body, nThreads, nBatches);
 }
 
 //! Queues `f(args...)` on the global pool.

@@ -20,6 +20,11 @@ namespace RcppSpool {
 //! terminating the process, as std::thread would).
 class Thread {
 public:
+    //! std::thread's member types, so that code written for std::thread
+    //! (also through RCPPSPOOL_OVERRIDE_THREAD) can name them.
+    using id = std::thread::id;
+    using native_handle_type = std::thread::native_handle_type;
+
     Thread() noexcept = default;
 
     //! Starts `f(args...)`; f and args are decay-copied.

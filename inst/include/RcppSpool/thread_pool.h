@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
@@ -26,7 +27,7 @@ template <class... A>
 struct ArgPack;
 template <>
 struct ArgPack<> {
-    template <class F, class... X>
+    template <bool Move, class F, class... X>
     decltype(auto) apply(F& f, X&&... x)
     {
         return std::invoke(f, std::forward<X>(x)...);
@@ -36,10 +37,13 @@ template <class H, class... T>
 struct ArgPack<H, T...> {
     H head;
     ArgPack<T...> tail;
-    template <class F, class... X>
+    template <bool Move, class F, class... X>
     decltype(auto) apply(F& f, X&&... x)
     {
-        return tail.apply(f, std::forward<X>(x)..., std::move(head));
+        if constexpr (Move)
+            return tail.template apply<Move>(f, std::forward<X>(x)..., std::move(head));
+        else
+            return tail.template apply<Move>(f, std::forward<X>(x)..., head);
     }
 };
 inline ArgPack<> packArgs() { return {}; }
@@ -54,7 +58,11 @@ template <class F, class... A>
 struct BoundCall {
     F f;
     ArgPack<A...> args;
-    decltype(auto) operator()() { return args.apply(f); }
+    //! Arguments are passed as rvalues, as std::thread passes them, unless f
+    //! cannot take them so (a parameter `T&`); then as lvalues, as std::bind
+    //! (and so RcppThread) passes them.
+    static constexpr bool byMove = std::is_invocable_v<F&, A&&...>;
+    decltype(auto) operator()() { return args.template apply<byMove>(f); }
 };
 template <class F, class... A>
 BoundCall<std::decay_t<F>, std::decay_t<A>...> bind(F&& f, A&&... a)
@@ -63,7 +71,10 @@ BoundCall<std::decay_t<F>, std::decay_t<A>...> bind(F&& f, A&&... a)
 }
 
 template <class F, class... A>
-using ResultOf = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
+using ResultOf = typename std::conditional_t<
+    std::is_invocable_v<std::decay_t<F>&, std::decay_t<A>&&...>,
+    std::invoke_result<std::decay_t<F>&, std::decay_t<A>&&...>,
+    std::invoke_result<std::decay_t<F>&, std::decay_t<A>&...>>::type;
 
 }  // namespace detail
 
@@ -153,7 +164,7 @@ public:
     void parallelForEach(I& items, F&& f, std::size_t nBatches = 0)
     {
         auto body = [&items, g = std::forward<F>(f)](std::ptrdiff_t i) mutable { g(items[i]); };
-        parallelFor(0, static_cast<std::ptrdiff_t>(items.size()), std::move(body), nBatches);
+        parallelFor(0, static_cast<std::ptrdiff_t>(std::size(items)), std::move(body), nBatches);
     }
 
     //! Waits until all pushed work is done and rethrows the first exception a
@@ -165,11 +176,12 @@ public:
     //! waits for running tasks and throws UserInterruptException.
     void wait() { waitImpl(std::chrono::steady_clock::time_point::max()); }
 
-    //! wait(), then stops the workers. Pushing afterwards is an error.
+    //! wait(), then stops the workers. The pool stays usable (as RcppThread's):
+    //! the next push or loop starts the same number of workers again.
     void join()
     {
         wait();
-        joined_ = true;
+        if (joinedWorkers_ == 0) joinedWorkers_ = sched_->numWorkers();
         sched_->resize(0);
     }
 
@@ -195,7 +207,11 @@ public:
     std::size_t getNumThreads() const { return sched_->numWorkers(); }
     //! Changes the number of workers (0 to 1024): waits for running tasks,
     //! keeps queued ones. Not callable from a task of this pool.
-    void setNumThreads(std::size_t n) { sched_->resize(checkCount(n)); joined_ = false; }
+    void setNumThreads(std::size_t n)
+    {
+        sched_->resize(checkCount(n));
+        joinedWorkers_ = 0;
+    }
     void resize(std::size_t n) { setNumThreads(n); }
 
     //! Tasks pushed and not started yet (including while paused).
@@ -213,9 +229,10 @@ private:
         if (n > 1024) throw std::invalid_argument("RcppSpool: a pool has 0 to 1024 workers, not " + std::to_string(n));
         return n;
     }
-    void checkUsable() const
+    // After join(): bring the workers back.
+    void checkUsable()
     {
-        if (joined_) throw std::logic_error("RcppSpool: cannot push to a ThreadPool after join()");
+        if (joinedWorkers_ != 0) sched_->resize(std::exchange(joinedWorkers_, 0));
     }
 
     bool waitImpl(std::chrono::steady_clock::time_point deadline)
@@ -255,7 +272,7 @@ private:
     }
 
     std::unique_ptr<engine::Scheduler> sched_;
-    bool joined_ = false;
+    std::size_t joinedWorkers_ = 0;  // workers to restart after join(), if any
 };
 
 }  // namespace RcppSpool

@@ -28,6 +28,8 @@
 
 #include <cstring>
 #include <sys/stat.h>
+
+#include "fork_guard.h"
 #if defined(__linux__)
 #include <cerrno>
 #include <sched.h>
@@ -348,6 +350,7 @@ public:
     //! Call after the computation: remembers the layout and the entries read.
     void seal()
     {
+        generation_ = forkGeneration();
         array_ = environmentArray();
         entries_.clear();
         watched_.clear();
@@ -366,9 +369,12 @@ public:
         }
     }
 
-    //! True when no variable that was read can have changed since seal().
+    //! True when no variable that was read can have changed since seal(),
+    //! and the process has not forked since (a forked child inherits the
+    //! snapshot, but its default thread count differs: computeDefaultThreads()).
     bool unchanged() const
     {
+        if (forkGeneration() != generation_) return false;
         char** now = environmentArray();
         if (!supported_ || now != array_) return false;
         std::size_t i = 0;
@@ -386,6 +392,7 @@ private:
     std::vector<const char*> entries_;
     std::vector<std::pair<std::size_t, std::string>> watched_;
     bool supported_ = false;
+    unsigned generation_ = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -1226,11 +1233,21 @@ inline bool parseThreadCount(const std::string& text, std::size_t& n)
     return true;
 }
 
+//! Registers the fork handler of fork_guard.h when the shared object (or
+//! program) that compiled these headers is loaded, rather than at the first
+//! pool: forkGeneration() then counts every fork since the load, even in a
+//! package that had not run parallel code before its process forked.
+inline const unsigned forkGenerationAtLoad = forkGeneration();
+
+//! True in a child created by fork() (parallel::mclapply(), future's
+//! multicore, makeForkCluster()) since these headers were loaded.
+inline bool forkedSinceLoad() noexcept { return forkGeneration() != forkGenerationAtLoad; }
+
 //! The answer of defaultThreads().
 struct ThreadsResult {
     std::size_t count = 1;  //!< threads to use when no count is given
     //! Where it came from: "setThreads", "RcppSpool.threads",
-    //! "RCPPSPOOL_NUM_THREADS", or the availableCores() rule.
+    //! "RCPPSPOOL_NUM_THREADS", "fork", or the availableCores() rule.
     std::string source;
     std::string error;  //!< non-empty: a bad setting (an R error in R)
     std::vector<std::string> warnings;  //!< a bad environment variable, ignored
@@ -1238,12 +1255,21 @@ struct ThreadsResult {
 
 //! The default thread count: the value given to setThreads() (kept in the
 //! option setThreadsOption), else the option `RcppSpool.threads`, else the
-//! environment variable RCPPSPOOL_NUM_THREADS, else `cores()` (which should
-//! compute availableCores()). A bad option is an error (the user asked for
-//! something impossible, and should hear it); a bad variable gives a warning
-//! and is ignored (environments are inherited, often from far away).
+//! environment variable RCPPSPOOL_NUM_THREADS, else 1 in a forked child
+//! (`forkedChild`), else `cores()` (which should compute availableCores()).
+//! A bad option is an error (the user asked for something impossible, and
+//! should hear it); a bad variable gives a warning and is ignored
+//! (environments are inherited, often from far away).
+//!
+//! Why 1 in a forked child: fork() copies only the calling thread, so a pool
+//! that existed before the fork runs everything on the caller in the child
+//! anyway (scheduler.h); a pool created in the child would start fresh
+//! threads, and with availableCores() of them in each of mclapply()'s
+//! children the machine would be oversubscribed (children x cores threads).
+//! The children are the parallelism; an explicit setting still wins.
 inline ThreadsResult computeDefaultThreads(const OptionReader& option, const EnvReader& env,
-                                           const std::function<CoresResult()>& cores)
+                                           const std::function<CoresResult()>& cores,
+                                           bool forkedChild = forkedSinceLoad())
 {
     ThreadsResult res;
     OptionValue v;
@@ -1265,6 +1291,11 @@ inline ThreadsResult computeDefaultThreads(const OptionReader& option, const Env
         }
         res.warnings.push_back(std::string("ignoring the environment variable ") + threadsEnvVar + "='" + text +
                                "': it must be a whole number from 0 to 1024, or empty for automatic");
+    }
+    if (forkedChild) {
+        res.count = 1;
+        res.source = "fork";
+        return res;
     }
     CoresResult c = cores();
     res.warnings.insert(res.warnings.end(), c.warnings.begin(), c.warnings.end());

@@ -1,0 +1,12 @@
+#' Number of cores, as RcppThread's detectCores()
+#'
+#' RcppThread's `detectCores()` returned the number of hardware threads.
+#' RcppSpool's returns [availableCores()]: the cores this process may use
+#' (affinity, cgroups, `mc.cores`, schedulers, CRAN's limits), which is what
+#' code asking this question wants. Kept so migrated R code runs unchanged.
+#'
+#' @return An integer, named by the rule that decided it.
+#' @export
+#' @examples
+#' detectCores()
+detectCores <- function() availableCores()
