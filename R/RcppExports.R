@@ -2,58 +2,70 @@
 # Generator token: 10BE3573-1514-4C36-9D1C-5A225CD40393
 
 cpp_available_cores <- function() {
-    .Call('_RcppSpool_cpp_available_cores', PACKAGE = 'RcppSpool')
+    .Call(`_RcppSpool_cpp_available_cores`)
 }
 
 cpp_default_threads <- function() {
-    .Call('_RcppSpool_cpp_default_threads', PACKAGE = 'RcppSpool')
+    .Call(`_RcppSpool_cpp_default_threads`)
 }
 
 cpp_check_threads <- function(n) {
-    .Call('_RcppSpool_cpp_check_threads', PACKAGE = 'RcppSpool', n)
+    .Call(`_RcppSpool_cpp_check_threads`, n)
 }
 
 cpp_default_threads_api <- function() {
-    .Call('_RcppSpool_cpp_default_threads_api', PACKAGE = 'RcppSpool')
+    .Call(`_RcppSpool_cpp_default_threads_api`)
 }
 
 cpp_available_cores_api <- function() {
-    .Call('_RcppSpool_cpp_available_cores_api', PACKAGE = 'RcppSpool')
+    .Call(`_RcppSpool_cpp_available_cores_api`)
 }
 
 cpp_is_forked_child <- function() {
-    .Call('_RcppSpool_cpp_is_forked_child', PACKAGE = 'RcppSpool')
+    .Call(`_RcppSpool_cpp_is_forked_child`)
+}
+
+.spool_progress_demo <- function(n, ms, nThreads = 2L, printEvery = 1, type = "counter", stream = "out", mode = "loop", msg = "", elapsed = FALSE) {
+    .Call(`_RcppSpool_spoolProgressDemo`, n, ms, nThreads, printEvery, type, stream, mode, msg, elapsed)
+}
+
+.spool_progress_nested <- function(nOuter, nInner, ms, nThreads = 2L, printEvery = 1) {
+    .Call(`_RcppSpool_spoolProgressNested`, nOuter, nInner, ms, nThreads, printEvery)
+}
+
+.spool_progress_cost <- function(n) {
+    .Call(`_RcppSpool_spoolProgressCost`, n)
 }
 
 .spool_sum_loop <- function(n, nThreads) {
-    .Call('_RcppSpool_spoolSumLoop', PACKAGE = 'RcppSpool', n, nThreads)
+    .Call(`_RcppSpool_spoolSumLoop`, n, nThreads)
 }
 
 .spool_sleepy_loop <- function(n, ms, nThreads) {
-    .Call('_RcppSpool_spoolSleepyLoop', PACKAGE = 'RcppSpool', n, ms, nThreads)
+    .Call(`_RcppSpool_spoolSleepyLoop`, n, ms, nThreads)
 }
 
 .spool_print_lines <- function(nThreads, nLines, toErr) {
-    invisible(.Call('_RcppSpool_spoolPrintLines', PACKAGE = 'RcppSpool', nThreads, nLines, toErr))
+    invisible(.Call(`_RcppSpool_spoolPrintLines`, nThreads, nLines, toErr))
 }
 
 .spool_throw_from <- function(where, msg) {
-    invisible(.Call('_RcppSpool_spoolThrowFrom', PACKAGE = 'RcppSpool', where, msg))
+    invisible(.Call(`_RcppSpool_spoolThrowFrom`, where, msg))
 }
 
 .spool_kde <- function(x, grid, bw, nThreads) {
-    .Call('_RcppSpool_spoolKde', PACKAGE = 'RcppSpool', x, grid, bw, nThreads)
+    .Call(`_RcppSpool_spoolKde`, x, grid, bw, nThreads)
 }
 
 .spool_host_info <- function() {
-    .Call('_RcppSpool_spoolHostInfo', PACKAGE = 'RcppSpool')
+    .Call(`_RcppSpool_spoolHostInfo`)
 }
 
 .spool_print_from_loop <- function(n, nThreads) {
-    invisible(.Call('_RcppSpool_spoolPrintFromLoop', PACKAGE = 'RcppSpool', n, nThreads))
+    invisible(.Call(`_RcppSpool_spoolPrintFromLoop`, n, nThreads))
 }
 
 .spool_many_loops <- function(n, len) {
-    .Call('_RcppSpool_spoolManyLoops', PACKAGE = 'RcppSpool', n, len)
+    .Call(`_RcppSpool_spoolManyLoops`, n, len)
 }
 

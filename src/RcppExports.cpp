@@ -66,6 +66,51 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// spoolProgressDemo
+double spoolProgressDemo(int n, double ms, int nThreads, double printEvery, std::string type, std::string stream, std::string mode, std::string msg, bool elapsed);
+RcppExport SEXP _RcppSpool_spoolProgressDemo(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP, SEXP printEverySEXP, SEXP typeSEXP, SEXP streamSEXP, SEXP modeSEXP, SEXP msgSEXP, SEXP elapsedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    Rcpp::traits::input_parameter< double >::type printEvery(printEverySEXP);
+    Rcpp::traits::input_parameter< std::string >::type type(typeSEXP);
+    Rcpp::traits::input_parameter< std::string >::type stream(streamSEXP);
+    Rcpp::traits::input_parameter< std::string >::type mode(modeSEXP);
+    Rcpp::traits::input_parameter< std::string >::type msg(msgSEXP);
+    Rcpp::traits::input_parameter< bool >::type elapsed(elapsedSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolProgressDemo(n, ms, nThreads, printEvery, type, stream, mode, msg, elapsed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolProgressNested
+double spoolProgressNested(int nOuter, int nInner, double ms, int nThreads, double printEvery);
+RcppExport SEXP _RcppSpool_spoolProgressNested(SEXP nOuterSEXP, SEXP nInnerSEXP, SEXP msSEXP, SEXP nThreadsSEXP, SEXP printEverySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type nOuter(nOuterSEXP);
+    Rcpp::traits::input_parameter< int >::type nInner(nInnerSEXP);
+    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    Rcpp::traits::input_parameter< double >::type printEvery(printEverySEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolProgressNested(nOuter, nInner, ms, nThreads, printEvery));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolProgressCost
+Rcpp::NumericVector spoolProgressCost(int n);
+RcppExport SEXP _RcppSpool_spoolProgressCost(SEXP nSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolProgressCost(n));
+    return rcpp_result_gen;
+END_RCPP
+}
 // spoolSumLoop
 double spoolSumLoop(double n, int nThreads);
 RcppExport SEXP _RcppSpool_spoolSumLoop(SEXP nSEXP, SEXP nThreadsSEXP) {
@@ -169,6 +214,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_RcppSpool_cpp_default_threads_api", (DL_FUNC) &_RcppSpool_cpp_default_threads_api, 0},
     {"_RcppSpool_cpp_available_cores_api", (DL_FUNC) &_RcppSpool_cpp_available_cores_api, 0},
     {"_RcppSpool_cpp_is_forked_child", (DL_FUNC) &_RcppSpool_cpp_is_forked_child, 0},
+    {"_RcppSpool_spoolProgressDemo", (DL_FUNC) &_RcppSpool_spoolProgressDemo, 9},
+    {"_RcppSpool_spoolProgressNested", (DL_FUNC) &_RcppSpool_spoolProgressNested, 5},
+    {"_RcppSpool_spoolProgressCost", (DL_FUNC) &_RcppSpool_spoolProgressCost, 1},
     {"_RcppSpool_spoolSumLoop", (DL_FUNC) &_RcppSpool_spoolSumLoop, 2},
     {"_RcppSpool_spoolSleepyLoop", (DL_FUNC) &_RcppSpool_spoolSleepyLoop, 3},
     {"_RcppSpool_spoolPrintLines", (DL_FUNC) &_RcppSpool_spoolPrintLines, 3},

@@ -18,6 +18,7 @@
 #include "RcppSpool/future.h"
 #include "RcppSpool/interrupt.h"
 #include "RcppSpool/parallel.h"
+#include "RcppSpool/progress.h"
 #include "RcppSpool/reduce.h"
 #include "RcppSpool/task_group.h"
 #include "RcppSpool/thread.h"

@@ -1,0 +1,456 @@
+// ProgressCounter and ProgressBar: progress of parallel work, updated from any
+// thread, drawn by R's main thread.
+//
+// Updating (++p, p++, p += n) costs one relaxed atomic add on a worker thread;
+// on the thread that may draw it adds a cheap clock read. Drawing follows one
+// rule: at most one intermediate line per `printEvery` seconds, then the final
+// "100% (done)" line exactly once.
+//
+// In R only the main thread draws: when it increments itself, and while it
+// waits in (or takes part in) a blocking call of this library, through the
+// host's redraw hook (host::service(), at least every 10 ms, and
+// host::afterBlockingCall()). Every live progress object is in a registry
+// (a vector under a mutex) that the hook walks; an object leaves it in its
+// destructor, before anything it owns is destroyed, so the main thread never
+// touches a destroyed object. When the last increment happens on a worker,
+// the main thread draws the final line at its next service, at the end of the
+// blocking call, or when it destroys the object; an object destroyed on a
+// worker hands its final line to the main thread like any Rcout line.
+// Without R (-DRCPPSPOOL_STANDALONE) any thread draws, under the object's
+// mutex; the thread whose increment completes the count draws the final line.
+//
+// By default the text and the stream are RcppThread's (2.3, unchanged in
+// 2.4), character for character, so that migrated code prints the same:
+//     "\rComputing: 37%  (~2s remaining)       "
+//     "\rComputing: 100% (done)                         \n"
+//     "\rComputing: [===============                         ] 37%  (~2s remaining)       "
+// through Rcout. Pass RcppSpool::Rcerr to the constructor (or call
+// setStream(RcppSpool::Rcerr)) to print to R's message stream instead, and
+// call setShowElapsed() to add the elapsed time. Nothing is drawn before the
+// first increment, and an object destroyed before its count completes (an
+// error, an interrupt) draws no final line, as with RcppThread.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "output.h"
+
+namespace RcppSpool {
+
+class ProgressPrinter;
+
+namespace progress_detail {
+
+//! Nanoseconds of the monotonic clock.
+inline std::int64_t preciseNowNs() noexcept
+{
+#if defined(__linux__) && defined(CLOCK_MONOTONIC)
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+#else
+    using namespace std::chrono;
+    return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
+#endif
+}
+
+//! About preciseNowNs(), read cheaply: on Linux the coarse clock (7 ns where
+//! the precise one takes 50), which lags by about a kernel tick (1-4 ms);
+//! two ticks are added to make up for it. The hot path uses it to decide
+//! whether a draw may be due; the draw itself checks again with
+//! preciseNowNs(), so a reading that is still late only delays a draw by a
+//! few milliseconds and never breaks the rate limit.
+inline std::int64_t fastNowNs() noexcept
+{
+#if defined(__linux__) && defined(CLOCK_MONOTONIC) && defined(CLOCK_MONOTONIC_COARSE)
+    static const std::int64_t tick = [] {
+        timespec res;
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return std::int64_t(-1);
+        return std::int64_t(res.tv_sec) * 1000000000 + res.tv_nsec;
+    }();
+    if (tick < 0 || tick > 20000000) return preciseNowNs();  // unknown or too coarse
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec + 2 * tick;
+#else
+    return preciseNowNs();
+#endif
+}
+
+//! Seconds as RcppThread writes them: at most two units of d, h, m, s
+//! ("45s", "3m12s", "2h5m", "1d3h").
+inline std::string formatTime(std::size_t secs)
+{
+    std::ostringstream msg;
+    constexpr std::size_t minute = 60;
+    constexpr std::size_t hour = 60 * minute;
+    constexpr std::size_t day = 24 * hour;
+    int numUnits = 0;
+    if (secs / day > 0) {
+        msg << secs / day << "d";
+        secs = secs % day;
+        numUnits++;
+    }
+    if (secs / hour > 0) {
+        msg << secs / hour << "h";
+        secs = secs % hour;
+        numUnits++;
+    }
+    if ((secs / minute > 0) && (numUnits < 2)) {
+        msg << secs / minute << "m";
+        secs = secs % minute;
+        numUnits++;
+    }
+    if (numUnits < 2) msg << secs << "s";
+    return msg.str();
+}
+
+//! The bar of RcppThread's ProgressBar: `numBars` cells, '=' for the done part.
+inline std::string makeBar(std::size_t pct, std::size_t numBars = 40)
+{
+    std::string bar = "[";
+    std::size_t i = 0;
+    for (; i < pct / 100.0 * numBars; i++) bar += '=';
+    for (; i < numBars; i++) bar += ' ';
+    bar += "] ";
+    return bar;
+}
+
+//! Where progress is printed: the stream of `Rcerr` if `printer` is Rcerr,
+//! else the stream of `Rcout` (the default, as in RcppThread).
+inline host::Stream streamOf(const RPrinter& printer) noexcept
+{
+    return &printer == &Rcerr ? host::Stream::err : host::Stream::out;
+}
+
+#ifndef RCPPSPOOL_STANDALONE
+//! The progress objects alive in this shared object, for R's main thread to
+//! draw when it is serviced. A plain vector under a mutex: objects come and
+//! go rarely, the main thread walks it at most every 10 ms.
+class Registry {
+public:
+    //! Registers a new object and installs the host's redraw hook.
+    inline void add(ProgressPrinter* p);
+    //! Unregisters an object (from its destructor, on any thread): once this
+    //! returns, the main thread no longer draws it. The last one out
+    //! uninstalls the hook.
+    inline void remove(ProgressPrinter* p);
+    //! Draws what is due (main thread only; elsewhere it does nothing).
+    inline void drawAll();
+
+private:
+    std::mutex m_;
+    std::vector<ProgressPrinter*> items_;
+};
+
+//! Never destroyed: a progress object that outlives static destruction
+//! (a global one) can still leave it.
+inline Registry& registry()
+{
+    static Registry* r = new Registry();
+    return *r;
+}
+
+//! The host's redraw hook while progress objects exist.
+inline void drawRegistered() { registry().drawAll(); }
+#endif
+
+}  // namespace progress_detail
+
+//! What ProgressCounter and ProgressBar share: an atomic count, the drawing
+//! rules, and the registration with R's main thread. Pass either by
+//! `ProgressPrinter&` to code that only increments.
+//!
+//! Create it on any thread, increment it from any thread, and destroy it once
+//! the work that increments it has finished (for example after the loop or
+//! `wait()` returned): the destructor is safe against concurrent drawing,
+//! but, as for any object, not against increments still running.
+class ProgressPrinter {
+public:
+    ProgressPrinter(const ProgressPrinter&) = delete;
+    ProgressPrinter& operator=(const ProgressPrinter&) = delete;
+
+    //! Leaves the registry, then, if the count reached the total and the
+    //! final line was not drawn yet, draws it (on a worker in R: hands it to
+    //! the main thread, which prints it with the next released output).
+    virtual ~ProgressPrinter()
+    {
+#ifndef RCPPSPOOL_STANDALONE
+        progress_detail::registry().remove(this);
+#endif
+        try {
+            std::lock_guard<std::mutex> lk(drawMutex_);
+            if (done_.load(std::memory_order_relaxed)) return;
+            const std::size_t c = count_.load(std::memory_order_acquire);
+            if (c == 0 || c < total_) return;  // unfinished (error, interrupt): as RcppThread, no final line
+            std::string text = render(c, true, progress_detail::preciseNowNs());
+            done_.store(true, std::memory_order_relaxed);
+#ifndef RCPPSPOOL_STANDALONE
+            if (!host::isMainThread()) {
+                host::outputQueue().add(stream_.load(std::memory_order_relaxed), std::move(text));
+                return;
+            }
+#endif
+            emit(text);
+        } catch (...) {
+            // a destructor must not throw; losing a line is the lesser evil
+        }
+    }
+
+    //! Counts one unit of work; returns the new count. On a thread that may
+    //! draw (R's main thread; any thread without R) it draws if due.
+    std::size_t operator++() { return add(1); }
+
+    //! Counts one unit of work; returns the count before it.
+    std::size_t operator++(int) { return add(1) - 1; }
+
+    //! Counts `n` units of work at once; returns the new count.
+    std::size_t operator+=(std::size_t n) { return add(n); }
+
+    //! Units counted so far (may exceed total() if over-counted).
+    std::size_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
+
+    //! The total given to the constructor.
+    std::size_t total() const noexcept { return total_; }
+
+    //! True once the final "100% (done)" line was drawn (or handed over).
+    bool done() const noexcept { return done_.load(std::memory_order_relaxed); }
+
+    //! Prints to `printer`: RcppSpool::Rcout (the default, as RcppThread) or
+    //! RcppSpool::Rcerr (R's message stream, REprintf; std::cerr without R).
+    //! Any other printer counts as Rcout. Takes effect at the next draw.
+    void setStream(const RPrinter& printer) noexcept
+    {
+        stream_.store(progress_detail::streamOf(printer), std::memory_order_relaxed);
+    }
+
+    //! Adds the elapsed time to every line: "37%  (1s elapsed, ~2s remaining)"
+    //! and "100% (done in 3s)". Off by default, where the text is RcppThread's.
+    void setShowElapsed(bool on = true) noexcept { showElapsed_.store(on, std::memory_order_relaxed); }
+
+protected:
+    //! How the line is drawn.
+    enum class Style { counter, bar };
+
+    //! `total` units of work; at most one intermediate line per `printEvery`
+    //! seconds (any value >= 0; NaN or negative count as 0: every increment
+    //! may draw); `msg` starts each line; printed to the stream of `printer`.
+    ProgressPrinter(Style style, std::size_t total, double printEvery, std::string msg,
+                    const RPrinter& printer)
+        : total_(total),
+          periodNs_(periodToNs(printEvery)),
+          startNs_(progress_detail::preciseNowNs()),
+          style_(style),
+          msg_(std::move(msg)),
+          stream_(progress_detail::streamOf(printer))
+    {
+        nextDrawNs_.store(startNs_ + periodNs_, std::memory_order_relaxed);
+#ifndef RCPPSPOOL_STANDALONE
+        progress_detail::registry().add(this);
+#endif
+    }
+
+private:
+#ifndef RCPPSPOOL_STANDALONE
+    friend class progress_detail::Registry;
+#endif
+
+    static std::int64_t periodToNs(double secs) noexcept
+    {
+        if (!(secs > 0)) return 0;                       // NaN, zero, negative
+        if (secs > 1e9) return std::int64_t(1e18);       // "never" (about 30 years)
+        return static_cast<std::int64_t>(secs * 1e9);
+    }
+
+    //! May this thread draw? In R: only the main thread. Without R: any.
+    static bool mayDraw() noexcept
+    {
+#ifdef RCPPSPOOL_STANDALONE
+        return true;
+#else
+        return host::isMainThread();
+#endif
+    }
+
+    //! The hot path: one atomic add; where drawing is allowed, a coarse clock
+    //! read and a comparison, and a draw at most once per period.
+    std::size_t add(std::size_t n)
+    {
+        const std::size_t c = count_.fetch_add(n, std::memory_order_relaxed) + n;
+        if (mayDraw() && !done_.load(std::memory_order_relaxed)) {
+            if (c >= total_)
+                draw(true);  // the final line: wait for a draw in progress
+            else if (periodNs_ == 0 || progress_detail::fastNowNs() >= nextDrawNs_.load(std::memory_order_relaxed))
+                draw(false);  // intermediate: skip if another thread is drawing
+        }
+        return c;
+    }
+
+    void draw(bool wait)
+    {
+        std::unique_lock<std::mutex> lk(drawMutex_, std::defer_lock);
+        if (wait)
+            lk.lock();
+        else if (!lk.try_lock())
+            return;
+        drawLocked(progress_detail::preciseNowNs());
+    }
+
+    //! Draws if something changed and the period passed (or the count is
+    //! complete). Requires drawMutex_.
+    void drawLocked(std::int64_t now)
+    {
+        if (done_.load(std::memory_order_relaxed)) return;
+        const std::size_t c = count_.load(std::memory_order_acquire);
+        if (c == 0) return;  // nothing happened yet
+        const bool final = c >= total_;
+        if (!final && (c == drawnCount_ || now < nextDrawNs_.load(std::memory_order_relaxed))) return;
+        std::string text = render(c, final, now);
+        drawnCount_ = c;
+        nextDrawNs_.store(now + periodNs_, std::memory_order_relaxed);
+        if (final) done_.store(true, std::memory_order_relaxed);
+        emit(text);
+    }
+
+    //! Writes a drawn line (main thread in R): first the lines workers
+    //! completed before it, then the line itself. It bypasses RPrinter's
+    //! "unfinished main-thread line" bookkeeping on purpose: a progress line
+    //! is transient and must not hold back the output of workers.
+    void emit(const std::string& text)
+    {
+        host::releaseOutput();
+        host::write(stream_.load(std::memory_order_relaxed), text);
+    }
+
+    //! The line for count `c` at time `now`: RcppThread's text, or with the
+    //! elapsed time when asked for.
+    std::string render(std::size_t c, bool final, std::int64_t now) const
+    {
+        const std::size_t it = std::min(c, total_);
+        const float elapsed = float(double(now - startNs_) * 1e-9);
+        const bool showElapsed = showElapsed_.load(std::memory_order_relaxed);
+        std::ostringstream line;
+        line << "\r" << msg_;
+        if (style_ == Style::bar) {
+            double pct = final ? 100.0 : std::round(it * 100.0 / total_);
+            line << progress_detail::makeBar(static_cast<std::size_t>(pct));
+        }
+        if (final) {
+            if (showElapsed)
+                line << "100% (done in " << progress_detail::formatTime(static_cast<std::size_t>(elapsed))
+                     << ")                         \n";
+            else
+                line << "100% (done)                         \n";
+        } else {
+            double pct = std::round(it * 100.0 / total_);
+            // RcppThread's estimate, in float as there: (total - it) * elapsed / it
+            auto remaining = static_cast<std::size_t>((total_ - it) * elapsed / it);
+            line << pct << "%  (";
+            if (showElapsed) line << progress_detail::formatTime(static_cast<std::size_t>(elapsed)) << " elapsed, ";
+            line << "~" << progress_detail::formatTime(remaining) << " remaining)       ";
+        }
+        return line.str();
+    }
+
+    std::atomic<std::size_t> count_{0};  //!< units counted (the hot path)
+    const std::size_t total_;
+    const std::int64_t periodNs_;
+    const std::int64_t startNs_;
+    std::atomic<std::int64_t> nextDrawNs_{0};  //!< no intermediate line before this time
+    std::atomic<bool> done_{false};            //!< the final line was drawn
+    const Style style_;
+    const std::string msg_;
+    std::atomic<host::Stream> stream_;
+    std::atomic<bool> showElapsed_{false};
+    std::mutex drawMutex_;         //!< one draw at a time (and against the destructor)
+    std::size_t drawnCount_ = 0;   //!< the count last drawn (under drawMutex_)
+};
+
+//! Progress in percent with the estimated time left, as RcppThread's
+//! ProgressCounter: "Computing: 37%  (~2s remaining)       ", finally
+//! "Computing: 100% (done)", each line starting with "\r" (redrawn in place),
+//! through Rcout unless told otherwise.
+//!
+//!     RcppSpool::ProgressCounter cntr(n, 1, "Fitting: ");
+//!     RcppSpool::parallelFor(0, n, [&](ptrdiff_t i) { work(i); cntr++; });
+class ProgressCounter final : public ProgressPrinter {
+public:
+    //! `total` units of work; a line at most every `printEvery` seconds
+    //! (fractions allowed); `msg` starts each line; printed through `printer`
+    //! (RcppSpool::Rcout, the default, or RcppSpool::Rcerr).
+    ProgressCounter(std::size_t total, double printEvery = 1, std::string msg = "Computing: ",
+                             const RPrinter& printer = Rcout)
+        : ProgressPrinter(Style::counter, total, printEvery, std::move(msg), printer)
+    {}
+};
+
+//! A bar of 40 cells with percent and the estimated time left, as RcppThread's
+//! ProgressBar: "Computing: [===============                         ] 37%
+//! (~2s remaining)", finally "... 100% (done)", each line starting with "\r"
+//! (redrawn in place), through Rcout unless told otherwise.
+//!
+//!     RcppSpool::ProgressBar bar(n, 0.5, RcppSpool::Rcerr);
+//!     RcppSpool::parallelFor(0, n, [&](ptrdiff_t i) { work(i); ++bar; });
+class ProgressBar final : public ProgressPrinter {
+public:
+    //! `total` units of work; a line at most every `printEvery` seconds
+    //! (fractions allowed); printed through `printer` (RcppSpool::Rcout, the
+    //! default, or RcppSpool::Rcerr). Lines start with "Computing: ".
+    ProgressBar(std::size_t total, double printEvery = 1, const RPrinter& printer = Rcout)
+        : ProgressPrinter(Style::bar, total, printEvery, "Computing: ", printer)
+    {}
+
+    //! The same with `msg` instead of "Computing: " before the bar.
+    ProgressBar(std::size_t total, double printEvery, std::string msg, const RPrinter& printer = Rcout)
+        : ProgressPrinter(Style::bar, total, printEvery, std::move(msg), printer)
+    {}
+};
+
+#ifndef RCPPSPOOL_STANDALONE
+namespace progress_detail {
+
+inline void Registry::add(ProgressPrinter* p)
+{
+    std::lock_guard<std::mutex> lk(m_);
+    items_.push_back(p);
+    host::redrawHook().store(&drawRegistered, std::memory_order_release);
+}
+
+inline void Registry::remove(ProgressPrinter* p)
+{
+    std::lock_guard<std::mutex> lk(m_);
+    items_.erase(std::remove(items_.begin(), items_.end(), p), items_.end());
+    if (items_.empty()) {
+        host::RedrawFn ours = &drawRegistered;
+        host::redrawHook().compare_exchange_strong(ours, nullptr, std::memory_order_acq_rel);
+    }
+}
+
+inline void Registry::drawAll()
+{
+    if (!host::isMainThread()) return;
+    std::lock_guard<std::mutex> lk(m_);
+    if (items_.empty()) return;
+    const std::int64_t now = preciseNowNs();
+    for (ProgressPrinter* p : items_) {
+        if (p->done_.load(std::memory_order_relaxed)) continue;
+        std::lock_guard<std::mutex> plk(p->drawMutex_);
+        p->drawLocked(now);
+    }
+}
+
+}  // namespace progress_detail
+#endif
+
+}  // namespace RcppSpool
