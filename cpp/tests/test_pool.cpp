@@ -636,3 +636,14 @@ TEST(Future, DroppedInsideATaskOfADestroyedGroupIsSafe)
     while (ran.load() < 1000 && seconds(t0) < 10) std::this_thread::sleep_for(1ms);
     EXPECT_EQ(ran.load(), 1000);
 }
+
+TEST(Future, ReferenceResults)
+{
+    static int shared = 1;
+    auto f = RcppSpool::pushReturn([]() -> int& { return shared; });
+    int& r = f.get();
+    r = 42;
+    EXPECT_EQ(shared, 42);
+    auto g = RcppSpool::async([]() -> const int& { return shared; });
+    EXPECT_EQ(&g.get(), &shared);
+}

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <type_traits>
@@ -29,8 +30,11 @@ public:
         try {
             if constexpr (std::is_void<T>::value) {
                 f();
+            } else if constexpr (std::is_reference<T>::value) {
+                ::new (static_cast<void*>(storage_)) Stored(std::addressof(f()));
+                hasValue_ = true;
             } else {
-                ::new (static_cast<void*>(&storage_)) T(f());
+                ::new (static_cast<void*>(storage_)) Stored(f());
                 hasValue_ = true;
             }
         } catch (...) {
@@ -71,7 +75,10 @@ public:
     T take()
     {
         if (error_) std::rethrow_exception(error_);
-        if constexpr (!std::is_void<T>::value) return std::move(*value());
+        if constexpr (std::is_reference<T>::value)
+            return static_cast<T>(**stored());
+        else if constexpr (!std::is_void<T>::value)
+            return std::move(*stored());
     }
 
     void setDeferred(std::function<void()> work) { deferred_ = std::move(work); }
@@ -86,14 +93,15 @@ public:
     ~FutureState()
     {
         if constexpr (!std::is_void<T>::value)
-            if (hasValue_) value()->~T();
+            if (hasValue_) stored()->~Stored();
     }
 
 private:
-    using Storage = std::conditional_t<std::is_void<T>::value, char,
-                                       std::aligned_storage_t<sizeof(std::conditional_t<std::is_void<T>::value, char, T>),
-                                                              alignof(std::conditional_t<std::is_void<T>::value, char, T>)>>;
-    auto* value() { return std::launder(reinterpret_cast<std::conditional_t<std::is_void<T>::value, char, T>*>(&storage_)); }
+    // What is kept: the value; for a reference result, a pointer; for void, nothing.
+    using Stored = std::conditional_t<std::is_void<T>::value, char,
+                                      std::conditional_t<std::is_reference<T>::value,
+                                                         std::remove_reference_t<T>*, T>>;
+    Stored* stored() { return std::launder(reinterpret_cast<Stored*>(storage_)); }
 
     void runDeferred()
     {
@@ -113,7 +121,7 @@ private:
     std::atomic<int> refs_{1};
     std::atomic<bool> ready_{false};
     bool hasValue_ = false;
-    Storage storage_;
+    alignas(Stored) unsigned char storage_[sizeof(Stored)];
     std::exception_ptr error_;
     std::function<void()> deferred_;
 };
