@@ -15,15 +15,19 @@ start_child_r <- function(code, env = character()) {
 }
 
 # Runs `code` in Rscript to completion; returns list(status, stdout, stderr).
-run_child_r <- function(code, env = character(), timeout = 60) {
-  p <- start_child_r(code, env)
-  p$wait(timeout * 1000)
-  if (p$is_alive()) {
-    p$kill()
-    stop("child R process did not finish within ", timeout, " s")
-  }
-  list(status = p$get_exit_status(), stdout = p$read_all_output_lines(),
-       stderr = p$read_all_error_lines())
+# processx::run() drains the pipes while it waits (a child writing more than a
+# pipe holds would otherwise block forever).
+run_child_r <- function(code, env = character(), timeout = 120) {
+  script <- tempfile(fileext = ".R")
+  writeLines(code, script)
+  res <- processx::run(
+    file.path(R.home("bin"), "Rscript"), c("--vanilla", script),
+    env = c("current", R_LIBS = child_libpaths(), env),
+    error_on_status = FALSE, timeout = timeout
+  )
+  if (isTRUE(res$timeout)) stop("child R process did not finish within ", timeout, " s")
+  split <- function(x) if (nzchar(x)) strsplit(sub("\n$", "", x), "\n", fixed = FALSE)[[1]] else character()
+  list(status = res$status, stdout = split(res$stdout), stderr = split(res$stderr))
 }
 
 # Reads stdout lines until one matches `pattern` (or `timeout` seconds pass).

@@ -308,7 +308,12 @@ extern "C" void R_init_spoolconsumer(DllInfo* dll)
   res <- list(status = out$status, log = out$stdout)
   if (out$status != 0) return(res)
   .libPaths(c(lib, .libPaths()))
-  library(spoolconsumer)
+  # Through a variable: a literal name would make R CMD check look for the
+  # throwaway package in the repositories.
+  consumer <- "spoolconsumer"
+  ns <- loadNamespace(consumer)
+  psum <- get("psum", envir = ns)
+  pfail <- get("pfail", envir = ns)
   x <- seq_len(100000) / 1000
   res$psum <- psum(x, 3L)
   res$expected <- c(sum(x^2), 2 * sum(x))
