@@ -723,8 +723,10 @@ TEST(PublicStandalone, OtherThreadsSeeTheSame)
     ::unsetenv("RCPPSPOOL_NUM_THREADS");
 }
 
-TEST(PublicStandalone, RepeatedCallsAreCheap)
+TEST(PublicStandalone, RepeatedCallsAgreeAndTheMemoSeesChanges)
 {
+    // The cost per call (memoized: ~50 ns) is reported, not asserted: speed
+    // belongs in benchmarks, and sanitizer builds are many times slower.
     ::unsetenv("RCPPSPOOL_NUM_THREADS");
     RcppSpool::defaultThreads();
     auto t0 = std::chrono::steady_clock::now();
@@ -733,7 +735,9 @@ TEST(PublicStandalone, RepeatedCallsAreCheap)
     for (int i = 0; i < n; ++i) sum += RcppSpool::defaultThreads();
     double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
     EXPECT_EQ(sum, n * RcppSpool::availableCores());
-    // Recomputing costs ~10 us; the memo ~0.1 us. A generous bound for slow CI machines.
-    EXPECT_LT(ns, 2000.0);
     std::printf("defaultThreads(): %.0f ns per call\n", ns);
+    ::setenv("RCPPSPOOL_NUM_THREADS", "3", 1);  // the memo must notice
+    EXPECT_EQ(RcppSpool::defaultThreads(), 3u);
+    ::unsetenv("RCPPSPOOL_NUM_THREADS");
+    EXPECT_EQ(RcppSpool::defaultThreads(), RcppSpool::availableCores());
 }

@@ -219,16 +219,23 @@ TEST(ParallelFor, NBatchesBoundsThePieces)
     EXPECT_EQ(n.load(), 3);
 }
 
-TEST(ParallelFor, UsesSeveralThreadsForSlowBodies)
+TEST(ParallelFor, RunsSlowBodiesOnExactlyNThreadsAtOnce)
 {
-    std::mutex m;
-    std::set<std::thread::id> ids;
-    RcppSpool::parallelFor(0, 40, [&](std::ptrdiff_t) {
-        std::this_thread::sleep_for(1ms);
-        std::lock_guard<std::mutex> lk(m);
-        ids.insert(std::this_thread::get_id());
-    }, 2);
-    EXPECT_EQ(ids.size(), 2u);
+    // nThreads bounds how many bodies run at the same time (which threads they
+    // are may change as pieces are handed out).
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(3);
+    for (std::size_t n : {1, 2, 3}) {
+        std::atomic<int> now{0}, most{0};
+        RcppSpool::parallelFor(0, 60, [&](std::ptrdiff_t) {
+            int k = ++now;
+            int m = most.load();
+            while (k > m && !most.compare_exchange_weak(m, k)) {}
+            std::this_thread::sleep_for(1ms);
+            --now;
+        }, n);
+        EXPECT_EQ(most.load(), static_cast<int>(n)) << "nThreads " << n;
+    }
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
 }
 
 TEST(ParallelFor, ThreeLevelsNestedFinishAllInnerWorkBeforeReturning)
