@@ -25,6 +25,30 @@ cpp_is_forked_child <- function() {
     .Call(`_RcppSpool_cpp_is_forked_child`)
 }
 
+.spool_loop_threads <- function(n, ms, nThreads) {
+    .Call(`_RcppSpool_spoolLoopThreads`, n, ms, nThreads)
+}
+
+.spool_local_pool_threads <- function(nWorkers, n, ms) {
+    .Call(`_RcppSpool_spoolLocalPoolThreads`, nWorkers, n, ms)
+}
+
+.spool_global_pool_state <- function() {
+    .Call(`_RcppSpool_spoolGlobalPoolState`)
+}
+
+.spool_busy_start <- function(nTasks, ms) {
+    invisible(.Call(`_RcppSpool_spoolBusyStart`, nTasks, ms))
+}
+
+.spool_busy_wait <- function() {
+    .Call(`_RcppSpool_spoolBusyWait`)
+}
+
+.spool_scaled_sum <- function(n, seed, nThreads) {
+    .Call(`_RcppSpool_spoolScaledSum`, n, seed, nThreads)
+}
+
 .spool_progress_demo <- function(n, ms, nThreads = 2L, printEvery = 1, type = "counter", stream = "out", mode = "loop", msg = "", elapsed = FALSE) {
     .Call(`_RcppSpool_spoolProgressDemo`, n, ms, nThreads, printEvery, type, stream, mode, msg, elapsed)
 }

@@ -66,6 +66,70 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// spoolLoopThreads
+Rcpp::List spoolLoopThreads(int n, double ms, int nThreads);
+RcppExport SEXP _RcppSpool_spoolLoopThreads(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolLoopThreads(n, ms, nThreads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolLocalPoolThreads
+Rcpp::List spoolLocalPoolThreads(int nWorkers, int n, double ms);
+RcppExport SEXP _RcppSpool_spoolLocalPoolThreads(SEXP nWorkersSEXP, SEXP nSEXP, SEXP msSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type nWorkers(nWorkersSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolLocalPoolThreads(nWorkers, n, ms));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolGlobalPoolState
+Rcpp::List spoolGlobalPoolState();
+RcppExport SEXP _RcppSpool_spoolGlobalPoolState() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(spoolGlobalPoolState());
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolBusyStart
+void spoolBusyStart(int nTasks, double ms);
+RcppExport SEXP _RcppSpool_spoolBusyStart(SEXP nTasksSEXP, SEXP msSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< int >::type nTasks(nTasksSEXP);
+    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
+    spoolBusyStart(nTasks, ms);
+    return R_NilValue;
+END_RCPP
+}
+// spoolBusyWait
+int spoolBusyWait();
+RcppExport SEXP _RcppSpool_spoolBusyWait() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(spoolBusyWait());
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolScaledSum
+double spoolScaledSum(double n, double seed, int nThreads);
+RcppExport SEXP _RcppSpool_spoolScaledSum(SEXP nSEXP, SEXP seedSEXP, SEXP nThreadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolScaledSum(n, seed, nThreads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // spoolProgressDemo
 double spoolProgressDemo(int n, double ms, int nThreads, double printEvery, std::string type, std::string stream, std::string mode, std::string msg, bool elapsed);
 RcppExport SEXP _RcppSpool_spoolProgressDemo(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP, SEXP printEverySEXP, SEXP typeSEXP, SEXP streamSEXP, SEXP modeSEXP, SEXP msgSEXP, SEXP elapsedSEXP) {
@@ -116,7 +180,6 @@ double spoolSumLoop(double n, int nThreads);
 RcppExport SEXP _RcppSpool_spoolSumLoop(SEXP nSEXP, SEXP nThreadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< double >::type n(nSEXP);
     Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
     rcpp_result_gen = Rcpp::wrap(spoolSumLoop(n, nThreads));
@@ -128,7 +191,6 @@ int spoolSleepyLoop(int n, double ms, int nThreads);
 RcppExport SEXP _RcppSpool_spoolSleepyLoop(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< int >::type n(nSEXP);
     Rcpp::traits::input_parameter< double >::type ms(msSEXP);
     Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
@@ -140,7 +202,6 @@ END_RCPP
 void spoolPrintLines(int nThreads, int nLines, bool toErr);
 RcppExport SEXP _RcppSpool_spoolPrintLines(SEXP nThreadsSEXP, SEXP nLinesSEXP, SEXP toErrSEXP) {
 BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
     Rcpp::traits::input_parameter< int >::type nLines(nLinesSEXP);
     Rcpp::traits::input_parameter< bool >::type toErr(toErrSEXP);
@@ -152,7 +213,6 @@ END_RCPP
 void spoolThrowFrom(std::string where, std::string msg);
 RcppExport SEXP _RcppSpool_spoolThrowFrom(SEXP whereSEXP, SEXP msgSEXP) {
 BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< std::string >::type where(whereSEXP);
     Rcpp::traits::input_parameter< std::string >::type msg(msgSEXP);
     spoolThrowFrom(where, msg);
@@ -164,7 +224,6 @@ Rcpp::NumericVector spoolKde(Rcpp::NumericVector x, Rcpp::NumericVector grid, do
 RcppExport SEXP _RcppSpool_spoolKde(SEXP xSEXP, SEXP gridSEXP, SEXP bwSEXP, SEXP nThreadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
     Rcpp::traits::input_parameter< double >::type bw(bwSEXP);
@@ -178,7 +237,6 @@ Rcpp::List spoolHostInfo();
 RcppExport SEXP _RcppSpool_spoolHostInfo() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(spoolHostInfo());
     return rcpp_result_gen;
 END_RCPP
@@ -187,7 +245,6 @@ END_RCPP
 void spoolPrintFromLoop(int n, int nThreads);
 RcppExport SEXP _RcppSpool_spoolPrintFromLoop(SEXP nSEXP, SEXP nThreadsSEXP) {
 BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< int >::type n(nSEXP);
     Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
     spoolPrintFromLoop(n, nThreads);
@@ -199,7 +256,6 @@ double spoolManyLoops(int n, int len);
 RcppExport SEXP _RcppSpool_spoolManyLoops(SEXP nSEXP, SEXP lenSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< int >::type n(nSEXP);
     Rcpp::traits::input_parameter< int >::type len(lenSEXP);
     rcpp_result_gen = Rcpp::wrap(spoolManyLoops(n, len));
@@ -214,6 +270,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_RcppSpool_cpp_default_threads_api", (DL_FUNC) &_RcppSpool_cpp_default_threads_api, 0},
     {"_RcppSpool_cpp_available_cores_api", (DL_FUNC) &_RcppSpool_cpp_available_cores_api, 0},
     {"_RcppSpool_cpp_is_forked_child", (DL_FUNC) &_RcppSpool_cpp_is_forked_child, 0},
+    {"_RcppSpool_spoolLoopThreads", (DL_FUNC) &_RcppSpool_spoolLoopThreads, 3},
+    {"_RcppSpool_spoolLocalPoolThreads", (DL_FUNC) &_RcppSpool_spoolLocalPoolThreads, 3},
+    {"_RcppSpool_spoolGlobalPoolState", (DL_FUNC) &_RcppSpool_spoolGlobalPoolState, 0},
+    {"_RcppSpool_spoolBusyStart", (DL_FUNC) &_RcppSpool_spoolBusyStart, 2},
+    {"_RcppSpool_spoolBusyWait", (DL_FUNC) &_RcppSpool_spoolBusyWait, 0},
+    {"_RcppSpool_spoolScaledSum", (DL_FUNC) &_RcppSpool_spoolScaledSum, 3},
     {"_RcppSpool_spoolProgressDemo", (DL_FUNC) &_RcppSpool_spoolProgressDemo, 9},
     {"_RcppSpool_spoolProgressNested", (DL_FUNC) &_RcppSpool_spoolProgressNested, 5},
     {"_RcppSpool_spoolProgressCost", (DL_FUNC) &_RcppSpool_spoolProgressCost, 1},

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-// [[Rcpp::export(.spool_sum_loop)]]
+// [[Rcpp::export(.spool_sum_loop, rng = false)]]
 double spoolSumLoop(double n, int nThreads)
 {
     const auto len = static_cast<std::ptrdiff_t>(n);
@@ -19,7 +19,7 @@ double spoolSumLoop(double n, int nThreads)
 }
 
 // A loop of `n` iterations of `ms` milliseconds whose body never checks for interrupts.
-// [[Rcpp::export(.spool_sleepy_loop)]]
+// [[Rcpp::export(.spool_sleepy_loop, rng = false)]]
 int spoolSleepyLoop(int n, double ms, int nThreads)
 {
     std::atomic<int> done{0};
@@ -31,7 +31,7 @@ int spoolSleepyLoop(int n, double ms, int nThreads)
 }
 
 // Lines through Rcout (or Rcerr) from `nThreads` std::threads, each built by several <<.
-// [[Rcpp::export(.spool_print_lines)]]
+// [[Rcpp::export(.spool_print_lines, rng = false)]]
 void spoolPrintLines(int nThreads, int nLines, bool toErr)
 {
     std::vector<RcppSpool::Thread> threads;
@@ -48,7 +48,7 @@ void spoolPrintLines(int nThreads, int nLines, bool toErr)
 }
 
 // Throws std::runtime_error(msg) from a pool task, a loop body, or a Thread.
-// [[Rcpp::export(.spool_throw_from)]]
+// [[Rcpp::export(.spool_throw_from, rng = false)]]
 void spoolThrowFrom(std::string where, std::string msg)
 {
     if (where == "task") {
@@ -70,7 +70,7 @@ void spoolThrowFrom(std::string where, std::string msg)
 }
 
 // Kernel density estimate of `x` at `grid`, Gaussian kernel, bandwidth `bw`.
-// [[Rcpp::export(.spool_kde)]]
+// [[Rcpp::export(.spool_kde, rng = false)]]
 Rcpp::NumericVector spoolKde(Rcpp::NumericVector x, Rcpp::NumericVector grid, double bw, int nThreads)
 {
     const double* xs = x.begin();
@@ -90,7 +90,7 @@ Rcpp::NumericVector spoolKde(Rcpp::NumericVector x, Rcpp::NumericVector grid, do
 }
 
 // What the host layer sees on the calling thread (for tests).
-// [[Rcpp::export(.spool_host_info)]]
+// [[Rcpp::export(.spool_host_info, rng = false)]]
 Rcpp::List spoolHostInfo()
 {
     bool isUserInterrupt = false;
@@ -106,7 +106,7 @@ Rcpp::List spoolHostInfo()
 }
 
 // Lines printed from the bodies of a parallel loop (pool workers and the caller).
-// [[Rcpp::export(.spool_print_from_loop)]]
+// [[Rcpp::export(.spool_print_from_loop, rng = false)]]
 void spoolPrintFromLoop(int n, int nThreads)
 {
     RcppSpool::parallelFor(0, n, [](std::ptrdiff_t i) {
@@ -115,7 +115,7 @@ void spoolPrintFromLoop(int n, int nThreads)
 }
 
 // Runs `n` loops of `len` iterations each (for memory and repeated-use tests).
-// [[Rcpp::export(.spool_many_loops)]]
+// [[Rcpp::export(.spool_many_loops, rng = false)]]
 double spoolManyLoops(int n, int len)
 {
     double total = 0;

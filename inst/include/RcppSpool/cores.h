@@ -282,7 +282,9 @@ inline std::size_t availableCores()
 //! The number of threads a pool or loop uses when no count is given: the
 //! value of setThreads() (kept in the R option `RcppSpool.setThreads`), else
 //! the option `RcppSpool.threads`, else the environment variable
-//! RCPPSPOOL_NUM_THREADS, else availableCores(). From 0 (no worker threads:
+//! RCPPSPOOL_NUM_THREADS, else 1 in a forked child (mclapply's children
+//! share the cores already: a pool per child would oversubscribe them), else
+//! availableCores(). From 0 (no worker threads:
 //! everything runs on the calling thread) to 1024; the same as the R function
 //! getThreads().
 //!
