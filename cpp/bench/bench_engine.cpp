@@ -166,7 +166,7 @@ int main(int argc, char** argv)
            }), "us");
 #endif
 #ifdef HAVE_TBB
-    report("P2", "blocking loop over 2 items, per call", "oneTBB parallel_for",
+    report("P2", "blocking loop over 2 items, per call", "oneTBB task_group (caller runs one)",
            1e6 / nCalls * medianTime(reps, [&] {
                arena.execute([&] {
                    for (int c = 0; c < nCalls; ++c) {

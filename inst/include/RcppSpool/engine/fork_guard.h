@@ -29,11 +29,26 @@ inline bool registerForkHandler() noexcept
 }
 }  // namespace detail
 
-//! The current fork generation (registers the handler on first use).
-inline unsigned forkGeneration() noexcept
+//! Registers the fork handler (once per shared object; cheap afterwards).
+//! Called when a pool is made and when the package is loaded.
+inline void watchForks() noexcept
 {
     static const bool registered = detail::registerForkHandler();
     (void)registered;
+}
+
+//! The current fork generation. Registers the handler on first use; the
+//! check on the hot path is then one relaxed load.
+inline unsigned forkGeneration() noexcept
+{
+    watchForks();
+    return forkGenerationCounter().load(std::memory_order_relaxed);
+}
+
+//! The generation without registering (for hot paths of objects that
+//! registered when they were made).
+inline unsigned currentForkGeneration() noexcept
+{
     return forkGenerationCounter().load(std::memory_order_relaxed);
 }
 

@@ -172,7 +172,8 @@ public:
         const bool service = onServiceThread();
         const bool bounded = deadline != std::chrono::steady_clock::time_point::max();
         Worker* w = inlineMode() ? nullptr : currentWorker();
-        auto lastService = std::chrono::steady_clock::now();
+        // Only the service thread needs the clock (recursive waits are hot).
+        auto lastService = service ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         for (int spins = 0;; ++spins) {
             if (done()) return true;
             if (w) {
@@ -359,7 +360,7 @@ public:
     bool isOwnWorker() const { return currentWorker() != nullptr; }
     //! Work runs on the caller: no workers, or we are in a forked child.
     bool inlineMode() const { return numWorkers() == 0 || forked(); }
-    bool forked() const { return forkGeneration() != generation_; }
+    bool forked() const { return currentForkGeneration() != generation_; }
 
     static void cpuRelax() noexcept
     {
