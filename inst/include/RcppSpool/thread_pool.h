@@ -128,8 +128,7 @@ public:
         checkUsable();
         using R = detail::ResultOf<F, Args...>;
         auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
-        auto* state = new engine::FutureState<R>(sched_.get());
-        state->retain();  // one reference for the task, one for the Future
+        auto* state = new engine::FutureState<R>(sched_.get(), 2);  // the task's and the Future's
         engine::Context* ctx = sched_->contextForResultTask();
         if (ctx) ctx->add(1);
         sched_->submit(engine::Task::make(engine::ResultTask<R, decltype(call)>{std::move(call), state}, ctx));

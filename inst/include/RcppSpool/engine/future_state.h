@@ -22,7 +22,8 @@ namespace engine {
 template <class T>
 class FutureState {
 public:
-    explicit FutureState(Scheduler* s) : sched_(s) {}
+    //! `refs`: how many owners start with it (the Future, and the task if any).
+    explicit FutureState(Scheduler* s, int refs = 1) : sched_(s), refs_(refs) {}
 
     template <class F>
     void run(F& f) noexcept
@@ -84,7 +85,6 @@ public:
     void setDeferred(std::function<void()> work) { deferred_ = std::move(work); }
     bool isDeferred() const { return static_cast<bool>(deferred_); }
 
-    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     void release() noexcept
     {
         if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
@@ -118,7 +118,7 @@ private:
     }
 
     Scheduler* sched_;
-    std::atomic<int> refs_{1};
+    std::atomic<int> refs_;
     std::atomic<bool> ready_{false};
     bool hasValue_ = false;
     alignas(Stored) unsigned char storage_[sizeof(Stored)];
