@@ -1,7 +1,8 @@
 # RcppSpool: the two commands a new user needs are `make demo` and `make test`.
 #   make demo   install what is needed, build the package, run the demo
 #   make test   everything: R package check + tests, C++ suites (-O2, TSan, ASan+UBSan)
-#   make bench  the engine benchmark (P1-P5) against oneTBB, OpenMP and serial
+#   make bench  the engine benchmark (P1-P5) and the task-parallel suite, against
+#               oneTBB, OpenMP, std::async and serial
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
 SHELL := /bin/bash
 R ?= R
@@ -52,6 +53,7 @@ cpp-%: deps
 bench: cpp-release
 	@mkdir -p bench/results
 	$(BUILD)/cpp-release/bench_engine 9 --csv bench/results/engine.csv
+	$(BUILD)/cpp-release/bench_tasks --reps 3 --csv bench/results/tasks.csv
 
 clean:
 	rm -rf $(BUILD) $(LIB) RcppSpool_*.tar.gz RcppSpool.Rcheck
