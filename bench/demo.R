@@ -1,34 +1,116 @@
-# make demo: a real parallel computation with RcppSpool, timed against serial.
+# make demo: RcppSpool's benchmark, in one command.
 #
-# A Gaussian kernel density estimate of 20,000 points on a grid of 2,000
-# points (40 million kernel evaluations), computed by RcppSpool::parallelFor
-# on 1 thread and on every available core, checked against R's own formula.
+# Runs benchmark(quick = TRUE) (about two minutes on two cores: the workloads
+# of Nagler's RcppThread paper, plus fork-join latency, nested loops and
+# recursive tasks, for RcppSpool, serial code, std::thread, std::async,
+# OpenMP, RcppParallel and RcppThread), prints the table, and writes
+#   bench/results/benchmark.csv        the tidy data
+#   bench/results/<workload>.png       one figure per workload
+#   bench/results/kendall_matrix.txt   kendall_matrix() against cor()
+# Run from the repository's root with the package installed:
+#   Rscript bench/demo.R [output directory]
 suppressPackageStartupMessages(library(RcppSpool))
 
-cores <- availableCores()
-threads <- max(1L, as.integer(cores))
-set.seed(1)
-x <- c(rnorm(1e4), rnorm(1e4, mean = 4, sd = 0.5))
-grid <- seq(-4, 7, length.out = 2000)
-bw <- bw.nrd0(x)
+args <- commandArgs(trailingOnly = TRUE)
+out_dir <- if (length(args)) args[[1]] else file.path("bench", "results")
+dir.create(out_dir, recursive = TRUE, showWarnings = FALSE)
 
-time_it <- function(expr, reps = 5) {
-  t <- replicate(reps, system.time(force(expr()))[["elapsed"]])
-  median(t)
+started <- Sys.time()
+cores <- availableCores()
+cat(sprintf("RcppSpool %s demo on %s: %d cores available (rule: %s), %d threads used\n\n",
+            utils::packageVersion("RcppSpool"), R.version.string, cores, names(cores),
+            max(1L, getThreads())))
+
+# --- 1. kendall_matrix(): the demo's workload as a user function ------------
+set.seed(1)
+x <- matrix(rnorm(2000 * 20), 2000, 20)
+x[, 2] <- x[, 2] + x[, 1]
+t_cor <- system.time(ref <- cor(x, method = "kendall"))[["elapsed"]]
+t_km <- numeric(5)
+for (i in seq_along(t_km)) t_km[i] <- system.time(tau <- kendall_matrix(x))[["elapsed"]]
+t_km <- median(t_km)
+ties <- round(x, 1)
+ok_ties <- max(abs(kendall_matrix(ties) - cor(ties, method = "kendall")))
+kendall_report <- c(
+  "kendall_matrix() against cor(method = \"kendall\"), n = 2000, d = 20",
+  sprintf("  cor():            %8.3f s", t_cor),
+  sprintf("  kendall_matrix(): %8.3f s  (%.0fx faster)", t_km, t_cor / max(t_km, 1e-4)),
+  sprintf("  largest difference: %.1e without ties, %.1e with ties", max(abs(tau - ref)), ok_ties)
+)
+writeLines(kendall_report)
+writeLines(kendall_report, file.path(out_dir, "kendall_matrix.txt"))
+stopifnot(max(abs(tau - ref)) < 1e-12, ok_ties < 1e-12)
+
+# --- 2. the benchmark -------------------------------------------------------
+cat("\nbenchmark(quick = TRUE):\n")
+res <- benchmark(quick = TRUE, progress = interactive() || isatty(stdout()))
+op <- options(width = max(getOption("width"), 130))
+print(res)
+options(op)
+
+csv <- file.path(out_dir, "benchmark.csv")
+utils::write.csv(as.data.frame(unclass(res)), csv, row.names = FALSE)
+
+# PNG figures: the png() device if this R has it, else Cairo's or the
+# ghostscript-based bitmap() device.
+open_png <- function(file, width = 1000, height = 800) {
+  if (capabilities("png")) {
+    grDevices::png(file, width = width, height = height, res = 110)
+  } else if (capabilities("cairo")) {
+    grDevices::png(file, width = width, height = height, res = 110, type = "cairo")
+  } else if (nzchar(Sys.which("gs")) || nzchar(Sys.getenv("R_GSCMD"))) {
+    grDevices::bitmap(file, type = "png16m", width = width / 110, height = height / 110, res = 110)
+  } else {
+    return(FALSE)
+  }
+  TRUE
+}
+figures <- character()
+for (w in unique(res$workload)) {
+  n_d <- length(unique(res$d[res$workload == w]))
+  file <- file.path(out_dir, paste0(w, ".png"))
+  if (!open_png(file, width = if (n_d > 1) 1200 else 800, height = 900)) {
+    warning("no PNG device (no png, cairo or ghostscript): figures not written")
+    break
+  }
+  plot(res, workload = w)
+  grDevices::dev.off()
+  figures <- c(figures, file)
 }
 
-cat(sprintf("RcppSpool %s demo: kernel density, %d points x %d grid points\n",
-            utils::packageVersion("RcppSpool"), length(x), length(grid)))
-cat(sprintf("available cores: %d (rule: %s)\n\n", cores, names(cores)))
+# --- 3. the headline figures, against the targets of the project ------------------
+pick <- function(w, m, size, d = NA, what = "time") {
+  r <- res[res$workload == w & res$method == m & res$size == size &
+             (if (is.na(d)) is.na(res$d) else res$d %in% d), what]
+  if (length(r)) r[1] else NA_real_
+}
+verdict <- function(ok) if (isTRUE(ok)) "meets" else if (isFALSE(ok)) "MISSES" else "n/a"
+fs <- RcppSpool:::format_seconds
+cat(sprintf("\nheadline figures (%d threads):\n", attr(res, "settings")$threads))
+jobs <- max(res$size[res$workload == "empty_jobs"])
+spool <- pick("empty_jobs", "RcppSpool parallelFor", jobs)
+thread <- pick("empty_jobs", "RcppThread parallelFor", jobs)
+tbb <- pick("empty_jobs", "RcppParallel", jobs)
+cat(sprintf("  %s jobs with parallelFor: RcppSpool %s, RcppThread %s, RcppParallel %s\n",
+            format(jobs, big.mark = ",", scientific = FALSE), fs(spool), fs(thread), fs(tbb)))
+cat(sprintf("    target: faster than RcppThread and within 2x of RcppParallel: %s\n",
+            verdict(spool < thread && spool <= 2 * tbb)))
+for (w in c("kendall", "kde")) {
+  n <- max(res$size[res$workload == w])
+  sub <- res[res$workload == w & res$size == n & res$d %in% 100 & res$method != "serial", ]
+  sub <- sub[order(-sub$speedup), ]
+  cat(sprintf("  %s, d = 100, n = %g, speedup over serial: %s\n", w, n,
+              paste(sprintf("%s %.2fx", sub$method, sub$speedup), collapse = ", ")))
+  ours <- pick(w, "RcppSpool parallelFor", n, 100, "speedup")
+  best_other <- suppressWarnings(max(sub$speedup[!startsWith(sub$method, "RcppSpool")], na.rm = TRUE))
+  if (w == "kendall") {
+    cat(sprintf("    target: parallelFor >= 1.8x and no other method more than 5%% faster: %s\n",
+                verdict(ours >= 1.8 && best_other <= 1.05 * ours)))
+  } else {
+    cat(sprintf("    target: parallelFor >= 1.8x: %s\n", verdict(ours >= 1.8)))
+  }
+}
 
-serial <- time_it(function() RcppSpool:::.spool_kde(x, grid, bw, 1L))
-parallel <- time_it(function() RcppSpool:::.spool_kde(x, grid, bw, threads))
-
-dens <- RcppSpool:::.spool_kde(x, grid, bw, threads)
-check <- vapply(grid[c(1, 500, 1000, 2000)], function(g) mean(dnorm((g - x) / bw)) / bw, 0)
-stopifnot(isTRUE(all.equal(dens[c(1, 500, 1000, 2000)], check, tolerance = 1e-12)))
-
-cat(sprintf("%-28s %10s %10s\n", "method", "seconds", "speedup"))
-cat(sprintf("%-28s %10.3f %10.2f\n", "serial (1 thread)", serial, 1))
-cat(sprintf("%-28s %10.3f %10.2f\n", sprintf("parallelFor (%d threads)", threads), parallel, serial / parallel))
-cat("\nresult checked against R's dnorm(): OK\n")
+cat(sprintf("\nwrote %s, %s and %d figures to %s/ (%.1f minutes in all)\n", basename(csv),
+            "kendall_matrix.txt", length(figures), out_dir,
+            as.numeric(difftime(Sys.time(), started, units = "mins"))))

@@ -11,6 +11,49 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// benchSpool
+Rcpp::NumericVector benchSpool(std::string workload, std::string method, double size, int d, int threads, int k);
+RcppExport SEXP _RcppSpool_benchSpool(SEXP workloadSEXP, SEXP methodSEXP, SEXP sizeSEXP, SEXP dSEXP, SEXP threadsSEXP, SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< std::string >::type workload(workloadSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type size(sizeSEXP);
+    Rcpp::traits::input_parameter< int >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(benchSpool(workload, method, size, d, threads, k));
+    return rcpp_result_gen;
+END_RCPP
+}
+// benchCapacity
+double benchCapacity(int threads, double seconds);
+RcppExport SEXP _RcppSpool_benchCapacity(SEXP threadsSEXP, SEXP secondsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< double >::type seconds(secondsSEXP);
+    rcpp_result_gen = Rcpp::wrap(benchCapacity(threads, seconds));
+    return rcpp_result_gen;
+END_RCPP
+}
+// benchHasOpenmp
+bool benchHasOpenmp();
+RcppExport SEXP _RcppSpool_benchHasOpenmp() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(benchHasOpenmp());
+    return rcpp_result_gen;
+END_RCPP
+}
+// benchSpoolCleanup
+void benchSpoolCleanup();
+RcppExport SEXP _RcppSpool_benchSpoolCleanup() {
+BEGIN_RCPP
+    benchSpoolCleanup();
+    return R_NilValue;
+END_RCPP
+}
 // cpp_available_cores
 Rcpp::List cpp_available_cores();
 RcppExport SEXP _RcppSpool_cpp_available_cores() {
@@ -127,6 +170,18 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
     rcpp_result_gen = Rcpp::wrap(spoolScaledSum(n, seed, nThreads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolKendall
+Rcpp::List spoolKendall(Rcpp::NumericMatrix x, bool pairwise, int nThreads);
+RcppExport SEXP _RcppSpool_spoolKendall(SEXP xSEXP, SEXP pairwiseSEXP, SEXP nThreadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< bool >::type pairwise(pairwiseSEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolKendall(x, pairwise, nThreads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -264,6 +319,10 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_RcppSpool_benchSpool", (DL_FUNC) &_RcppSpool_benchSpool, 6},
+    {"_RcppSpool_benchCapacity", (DL_FUNC) &_RcppSpool_benchCapacity, 2},
+    {"_RcppSpool_benchHasOpenmp", (DL_FUNC) &_RcppSpool_benchHasOpenmp, 0},
+    {"_RcppSpool_benchSpoolCleanup", (DL_FUNC) &_RcppSpool_benchSpoolCleanup, 0},
     {"_RcppSpool_cpp_available_cores", (DL_FUNC) &_RcppSpool_cpp_available_cores, 0},
     {"_RcppSpool_cpp_default_threads", (DL_FUNC) &_RcppSpool_cpp_default_threads, 0},
     {"_RcppSpool_cpp_check_threads", (DL_FUNC) &_RcppSpool_cpp_check_threads, 1},
@@ -276,6 +335,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_RcppSpool_spoolBusyStart", (DL_FUNC) &_RcppSpool_spoolBusyStart, 2},
     {"_RcppSpool_spoolBusyWait", (DL_FUNC) &_RcppSpool_spoolBusyWait, 0},
     {"_RcppSpool_spoolScaledSum", (DL_FUNC) &_RcppSpool_spoolScaledSum, 3},
+    {"_RcppSpool_spoolKendall", (DL_FUNC) &_RcppSpool_spoolKendall, 3},
     {"_RcppSpool_spoolProgressDemo", (DL_FUNC) &_RcppSpool_spoolProgressDemo, 9},
     {"_RcppSpool_spoolProgressNested", (DL_FUNC) &_RcppSpool_spoolProgressNested, 5},
     {"_RcppSpool_spoolProgressCost", (DL_FUNC) &_RcppSpool_spoolProgressCost, 1},

@@ -34,8 +34,10 @@ public:
     }
     Future(const Future&) = delete;
     Future& operator=(const Future&) = delete;
-    //! A future destroyed before its task ran lets the task run anyway; the
-    //! result is discarded.
+    //! Like a std::future from std::async, a Future destroyed before its task
+    //! finished waits for it (helping, on a worker), so a task never outlives
+    //! the scope that made it (it may use that scope's variables). A task that
+    //! has not started by then is skipped.
     ~Future() { reset(); }
 
     //! True while the future refers to a result not yet taken by get().
@@ -103,16 +105,27 @@ private:
     {
         if (!state_) throw std::future_error(std::future_errc::no_state);
     }
+    // On R's main thread an interrupt ends the wait early: the task is then
+    // abandoned (skipped if it has not started) and, if running, waited for,
+    // before the interrupt is reported.
     void waitOrThrow() const
     {
-        state_->wait();
+        if (!state_->wait()) {
+            state_->abandon();
+            state_->waitQuietly();
+        }
         finishWait();
     }
     // A wait on R's main thread may have seen the user's interrupt.
     static void finishWait() { engine::endBlockingCall(nullptr); }
     void reset() noexcept
     {
-        if (state_) std::exchange(state_, nullptr)->release();
+        if (!state_) return;
+        if (!state_->ready()) {
+            state_->abandon();
+            state_->waitQuietly();
+        }
+        std::exchange(state_, nullptr)->release();
     }
 
     engine::FutureState<T>* state_ = nullptr;

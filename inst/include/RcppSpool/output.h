@@ -21,7 +21,7 @@ namespace RcppSpool {
 //! a blocking call returns (by error too), and whenever it writes itself, even
 //! `Rcout << ""`; lines of other threads never split a line the main thread
 //! has begun. A thread's partial line is handed over at its newline (or
-//! carriage return), at std::flush / std::endl, or when it exceeds 4 KiB.
+//! carriage return) or at std::flush / std::endl, however long it is.
 //! Rcerr writes to the error stream (REprintf in R), never to stdout.
 class RPrinter {
 public:
@@ -55,8 +55,7 @@ private:
 
     // R's main thread writes at once (the host keeps other threads' lines out
     // of its unfinished line). Other threads hand over what is complete: up to
-    // the last newline or carriage return, or everything when flushing or
-    // when the text grows long.
+    // the last newline or carriage return, or everything when flushing.
     void commit(bool flush) const
     {
         std::ostringstream& os = buffer();
@@ -67,7 +66,7 @@ private:
             return;
         }
         if (text.empty()) return;
-        std::size_t cut = flush || text.size() > 4096 ? text.size() : text.find_last_of("\r\n");
+        std::size_t cut = flush ? text.size() : text.find_last_of("\r\n");
         if (cut == std::string::npos) return;
         if (cut != text.size()) ++cut;  // keep the line end with its line
         host::deliverLines(stream_, text.substr(0, cut));

@@ -61,6 +61,26 @@ public:
 
     bool ready() const noexcept { return ready_.load(std::memory_order_acquire); }
 
+    //! Nobody will take the result: if the task has not started, it is
+    //! skipped (reported cancelled) instead of run; deferred work is dropped.
+    void abandon() noexcept
+    {
+        abandoned_.store(true, std::memory_order_release);
+        if (deferred_) {
+            deferred_ = nullptr;
+            cancel();
+        }
+    }
+    bool abandoned() const noexcept { return abandoned_.load(std::memory_order_acquire); }
+
+    //! Waits until ready, also through an interrupt (a running task cannot be
+    //! stopped from outside, and it may use its caller's stack).
+    void waitQuietly()
+    {
+        if (ready() || !sched_ || sched_->forked()) return;
+        sched_->waitUntil([this] { return ready(); });
+    }
+
     //! Waits (helping, or servicing the host) until ready. Returns false if
     //! the deadline passed first.
     bool wait(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
@@ -120,6 +140,7 @@ private:
     Scheduler* sched_;
     std::atomic<int> refs_;
     std::atomic<bool> ready_{false};
+    std::atomic<bool> abandoned_{false};
     bool hasValue_ = false;
     alignas(Stored) unsigned char storage_[sizeof(Stored)];
     std::exception_ptr error_;
@@ -135,8 +156,8 @@ struct ResultTask {
     void operator()()
     {
         // Tasks without a context are not dropped by the scheduler on an
-        // interrupt, so they check themselves.
-        if (interruptRequested())
+        // interrupt, so they check themselves; nor is a task whose Future is gone.
+        if (interruptRequested() || state->abandoned())
             state->cancel();
         else
             state->run(f);

@@ -20,13 +20,29 @@
 namespace RcppSpool {
 namespace host {
 
-//! Writes text through R (main thread only).
+namespace detail {
+struct PendingWrite {
+    Stream stream;
+    const std::string* text;
+};
+inline void callPrint(void* data)
+{
+    auto* w = static_cast<PendingWrite*>(data);
+    if (w->stream == Stream::out)
+        Rprintf("%s", w->text->c_str());
+    else
+        REprintf("%s", w->text->c_str());
+}
+}  // namespace detail
+
+//! Writes text through R (main thread only). R's printing may notice a
+//! pending interrupt and jump out; inside R_ToplevelExec that jump stops
+//! there instead of unwinding C++ frames, and becomes the engine's interrupt.
 inline void write(Stream s, const std::string& text)
 {
-    if (s == Stream::out)
-        Rprintf("%s", text.c_str());
-    else
-        REprintf("%s", text.c_str());
+    detail::PendingWrite w{s, &text};
+    if (R_ToplevelExec(detail::callPrint, &w) == FALSE)
+        engine::interruptFlag().store(true, std::memory_order_relaxed);
 }
 
 //! Only R's main thread may call R's printing functions.
