@@ -12,7 +12,7 @@ namespace bench {
 namespace alignment {
 
 //! The global alignment score of a and b: match +5, mismatch -3, gap -4.
-inline int score(const std::string& a, const std::string& b)
+BENCH_KERNEL inline int score(const std::string& a, const std::string& b)
 {
     noteThread();
     const int match = 5, mismatch = -3, gap = -4;

@@ -59,12 +59,12 @@ inline void transform(const Job& j)
     butterflies(j, 0, j.n / 2);
 }
 
-inline void leaf(const Job& j)
+BENCH_KERNEL inline void leaf(const Job& j)
 {
     noteThread();
     transform(j);
 }
-inline void butterflyLeaf(const Job& j, std::size_t k0, std::size_t k1)
+BENCH_KERNEL inline void butterflyLeaf(const Job& j, std::size_t k0, std::size_t k1)
 {
     noteThread();
     butterflies(j, k0, k1);

@@ -12,7 +12,7 @@ namespace fib {
 //! The sequential leaf (and the sequential version).
 inline long seq(int n) { return n < 2 ? n : seq(n - 1) + seq(n - 2); }
 
-inline long leaf(int n)
+BENCH_KERNEL inline long leaf(int n)
 {
     noteThread();
     return seq(n);

@@ -50,6 +50,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+//! Marks a leaf kernel: compiled once, out of line, and called by every
+//! method. Inlined into each runtime's task wrapper, the same loop was
+//! compiled differently for each: sparselu's block update took 295 us per call
+//! in one method and 657 us in another, on the same data at the same addresses.
+#define BENCH_KERNEL __attribute__((noinline))
+
 namespace bench {
 
 // ---- methods ----------------------------------------------------------------
@@ -136,11 +142,20 @@ inline tbb::task_arena& tbbArena()
 //! again; how often that happens depends on which thread allocates (the main
 //! thread's heap trims, worker threads' arenas keep memory). With Strassen's
 //! temporaries that alone made the sequential run 1.7x slower than it needs to
-//! be. Blocks up to 32 MB now come from the heaps, and freed memory is kept.
+//! be. Blocks up to 32 MB now come from the heaps, and freed memory is kept:
+//! M_TRIM_THRESHOLD keeps the main arena's, and a large M_TOP_PAD keeps the
+//! other arenas' heaps (glibc deletes a thread arena's free heap, whatever
+//! the trim threshold, unless the pad asks for more than it holds). Without
+//! the pad, a runtime whose threads are all workers (RcppSpool's main thread
+//! only waits) paid twice the page faults of one whose main thread computes
+//! (oneTBB, OpenMP): Strassen 116,000 vs 52,000 faults, 1.12-1.16x the time;
+//! with one arena for all (GLIBC_TUNABLES=glibc.malloc.arena_max=1) both
+//! made 52,000 and RcppSpool was as fast as oneTBB.
 inline void setUpAllocator()
 {
     mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 * 1024 * 1024);
 }
 
 //! Gives each method its threads once, before anything is timed.

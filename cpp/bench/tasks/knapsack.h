@@ -53,7 +53,7 @@ inline void search(const Problem& p, Incumbent& inc, int i, long cap, long val)
     search(p, inc, i + 1, cap, val);
 }
 
-inline void leaf(const Problem& p, Incumbent& inc, int i, long cap, long val)
+BENCH_KERNEL inline void leaf(const Problem& p, Incumbent& inc, int i, long cap, long val)
 {
     noteThread();
     search(p, inc, i, cap, val);

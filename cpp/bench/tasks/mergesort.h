@@ -19,7 +19,7 @@ struct Cut {
 
 // ---- merging ----------------------------------------------------------------
 
-inline void mergeLeaf(const Key* a, std::size_t na, const Key* b, std::size_t nb, Key* out)
+BENCH_KERNEL inline void mergeLeaf(const Key* a, std::size_t na, const Key* b, std::size_t nb, Key* out)
 {
     noteThread();
     std::merge(a, a + na, b, b + nb, out);
@@ -91,7 +91,7 @@ inline void mergeOmp(const Key* a, std::size_t na, const Key* b, std::size_t nb,
 // Every sort function below: sorts x[0:n] using y[0:n] as the buffer; the
 // result ends in y if `intoY`, else in x.
 
-inline void sortLeaf(Key* x, Key* y, std::size_t n, bool intoY)
+BENCH_KERNEL inline void sortLeaf(Key* x, Key* y, std::size_t n, bool intoY)
 {
     noteThread();
     std::sort(x, x + n);

@@ -26,7 +26,7 @@ inline long count(unsigned all, Board b, int left)
     return n;
 }
 
-inline long leaf(unsigned all, Board b, int left)
+BENCH_KERNEL inline long leaf(unsigned all, Board b, int left)
 {
     noteThread();
     return count(all, b, left);

@@ -4,7 +4,12 @@
 // diagonal block kk, sequentially: factor it (lu0); then, as a loop of tasks
 // spawned by the one thread that walks kk, the forward solves (fwd) of row kk
 // and the divisions (bdiv) of column kk; wait; then the updates (bmod) of the
-// trailing blocks, allocating the blocks that fill in; wait.
+// trailing blocks, creating the blocks that fill in; wait.
+// The blocks live at fixed places in one preallocated slab, so that every
+// method computes on the same addresses: with a malloc per fill-in block (as
+// BOTS does), where a block landed depended on which thread's malloc arena
+// served it, and that alone changed bmod's speed by 30% from one method (or
+// one run) to the next.
 #pragma once
 
 #include "harness.h"
@@ -12,10 +17,9 @@
 namespace bench {
 namespace sparselu {
 
-using Block = std::vector<float>;  // BS * BS, row-major; empty: a zero block
 
 // BOTS's kernels.
-inline void lu0(float* d, int bs)
+BENCH_KERNEL inline void lu0(float* d, int bs)
 {
     for (int k = 0; k < bs; ++k)
         for (int i = k + 1; i < bs; ++i) {
@@ -23,14 +27,14 @@ inline void lu0(float* d, int bs)
             for (int j = k + 1; j < bs; ++j) d[i * bs + j] -= d[i * bs + k] * d[k * bs + j];
         }
 }
-inline void fwd(const float* diag, float* col, int bs)
+BENCH_KERNEL inline void fwd(const float* diag, float* col, int bs)
 {
     noteThread();
     for (int k = 0; k < bs; ++k)
         for (int i = k + 1; i < bs; ++i)
             for (int j = 0; j < bs; ++j) col[i * bs + j] -= diag[i * bs + k] * col[k * bs + j];
 }
-inline void bdiv(const float* diag, float* row, int bs)
+BENCH_KERNEL inline void bdiv(const float* diag, float* row, int bs)
 {
     noteThread();
     for (int i = 0; i < bs; ++i)
@@ -39,7 +43,7 @@ inline void bdiv(const float* diag, float* row, int bs)
             for (int j = k + 1; j < bs; ++j) row[i * bs + j] -= row[i * bs + k] * diag[k * bs + j];
         }
 }
-inline void bmod(const float* row, const float* col, float* inner, int bs)
+BENCH_KERNEL inline void bmod(const float* row, const float* col, float* inner, int bs)
 {
     noteThread();
     for (int i = 0; i < bs; ++i)
@@ -51,24 +55,46 @@ inline void bmod(const float* row, const float* col, float* inner, int bs)
 
 struct Matrix {
     int nb = 0, bs = 0;
-    std::vector<Block> blocks;  // nb * nb
-    Block& at(int i, int j) { return blocks[static_cast<std::size_t>(i) * nb + j]; }
-    float* ptr(int i, int j) { return at(i, j).data(); }
-    bool has(int i, int j) { return !at(i, j).empty(); }
-    //! Allocates a missing block as zeros (the fill-in), before its task starts.
+    std::size_t stride = 0;     // floats from one block to the next
+    std::vector<float> slab;    // nb * nb blocks of bs * bs floats, row-major
+    std::vector<char> present;  // nb * nb: the block exists (else it is zero)
+
+    void shape(int nBlocks, int blockSize)
+    {
+        if (nb == nBlocks && bs == blockSize) return;
+        nb = nBlocks;
+        bs = blockSize;
+        stride = (static_cast<std::size_t>(bs) * bs + 15) / 16 * 16 + 16;  // cache-line multiple, staggered
+        slab.assign(stride * nb * nb, 0.0f);
+        present.assign(static_cast<std::size_t>(nb) * nb, 0);
+    }
+    float* ptr(int i, int j) { return slab.data() + (static_cast<std::size_t>(i) * nb + j) * stride; }
+    bool has(int i, int j) const { return present[static_cast<std::size_t>(i) * nb + j] != 0; }
+    //! Creates a missing block as zeros (the fill-in), before its task starts.
     float* fill(int i, int j)
     {
-        if (!has(i, j)) at(i, j).assign(static_cast<std::size_t>(bs) * bs, 0.0f);
-        return ptr(i, j);
+        float* p = ptr(i, j);
+        if (!has(i, j)) {
+            std::fill(p, p + static_cast<std::size_t>(bs) * bs, 0.0f);
+            present[static_cast<std::size_t>(i) * nb + j] = 1;
+        }
+        return p;
+    }
+    //! Same blocks, same values, bit for bit.
+    bool sameAs(Matrix& o)
+    {
+        if (nb != o.nb || bs != o.bs || present != o.present) return false;
+        for (int i = 0; i < nb; ++i)
+            for (int j = 0; j < nb; ++j)
+                if (has(i, j) && std::memcmp(ptr(i, j), o.ptr(i, j), sizeof(float) * bs * bs) != 0) return false;
+        return true;
     }
 };
 
 //! BOTS's genmat: the sparsity pattern and the pseudo-random values.
 inline void generate(Matrix& m, int nb, int bs)
 {
-    m.nb = nb;
-    m.bs = bs;
-    m.blocks.assign(static_cast<std::size_t>(nb) * nb, Block());
+    m.shape(nb, bs);
     int init = 1325;
     for (int ii = 0; ii < nb; ++ii)
         for (int jj = 0; jj < nb; ++jj) {
@@ -80,12 +106,12 @@ inline void generate(Matrix& m, int nb, int bs)
             if (ii == jj) null = false;
             if (ii == jj - 1) null = false;
             if (ii - 1 == jj) null = false;
+            m.present[static_cast<std::size_t>(ii) * nb + jj] = !null;
             if (null) continue;
-            Block& b = m.at(ii, jj);
-            b.resize(static_cast<std::size_t>(bs) * bs);
-            for (auto& x : b) {
+            float* b = m.ptr(ii, jj);
+            for (int k = 0; k < bs * bs; ++k) {
                 init = (3125 * init) % 65536;
-                x = static_cast<float>((init - 32768.0) / 16384.0);
+                b[k] = static_cast<float>((init - 32768.0) / 16384.0);
             }
         }
 }
@@ -172,15 +198,15 @@ public:
     }
     void setUp(bool quick) override
     {
-        nb_ = quick ? 20 : 32;
+        nb_ = quick ? 20 : 36;
         bs_ = quick ? 40 : 100;  // (powers of two give zero pivots with BOTS's values)
-        Matrix m;
-        generate(m, nb_, bs_);
-        seq(m);
-        ref_ = std::move(m.blocks);  // the reference: the sequential factorisation
-        refOk_ = true;               // ... which must be finite (no zero pivots)
-        for (const Block& b : ref_)
-            for (float x : b) refOk_ = refOk_ && std::isfinite(x);
+        generate(ref_, nb_, bs_);
+        seq(ref_);     // the reference: the sequential factorisation
+        refOk_ = true; // ... which must be finite (no zero pivots)
+        for (int i = 0; i < nb_; ++i)
+            for (int j = 0; j < nb_; ++j)
+                if (ref_.has(i, j))
+                    for (int k = 0; k < bs_ * bs_; ++k) refOk_ = refOk_ && std::isfinite(ref_.ptr(i, j)[k]);
     }
     void reset() override { generate(m_, nb_, bs_); }
     void run(Method m) override
@@ -196,20 +222,11 @@ public:
     }
     //! The same blocks, bit for bit, as the sequential factorisation (each
     //! block sees the same operations in the same order in every version).
-    bool verify() override
-    {
-        if (!refOk_ || m_.blocks.size() != ref_.size()) return false;
-        for (std::size_t i = 0; i < ref_.size(); ++i)
-            if (m_.blocks[i].size() != ref_[i].size() ||
-                std::memcmp(m_.blocks[i].data(), ref_[i].data(), ref_[i].size() * sizeof(float)) != 0)
-                return false;
-        return true;
-    }
+    bool verify() override { return refOk_ && m_.sameAs(ref_); }
 
 private:
     int nb_ = 0, bs_ = 0;
-    Matrix m_;
-    std::vector<Block> ref_;
+    Matrix m_, ref_;
     bool refOk_ = false;
 };
 

@@ -3,6 +3,13 @@
 // level forms the seven products M1..M7 of half-size operand sums as seven
 // tasks (each allocating its own temporaries), then combines them into C.
 // Below the cutoff a plain i-k-j product. Seven-way spawns of big tasks.
+// The temporaries (hundreds of MB per product, in blocks of up to a few MB)
+// come from malloc, so the allocator shows: glibc gives each thread its own
+// arena and unmaps a worker arena's heap as soon as it is free, so that the
+// next block faults its pages in again. A runtime whose computing threads are
+// all workers pays more page faults than one that computes on the main thread
+// too (its heap keeps memory, see setUpAllocator). Run with
+// GLIBC_TUNABLES=glibc.malloc.arena_max=1 to take that out of the comparison.
 #pragma once
 
 #include "harness.h"
@@ -25,19 +32,19 @@ struct Temp {
     View view(std::size_t h) { return {v.data(), h}; }
 };
 
-inline void add(View a, View b, View c, std::size_t n)
+BENCH_KERNEL inline void add(View a, View b, View c, std::size_t n)
 {
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j) c.at(i, j) = a.at(i, j) + b.at(i, j);
 }
-inline void sub(View a, View b, View c, std::size_t n)
+BENCH_KERNEL inline void sub(View a, View b, View c, std::size_t n)
 {
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j) c.at(i, j) = a.at(i, j) - b.at(i, j);
 }
 
 //! c = a * b, the sequential leaf.
-inline void mulLeaf(View a, View b, View c, std::size_t n)
+BENCH_KERNEL inline void mulLeaf(View a, View b, View c, std::size_t n)
 {
     noteThread();
     for (std::size_t i = 0; i < n; ++i) {
@@ -81,7 +88,7 @@ struct Level {
     }
 
     //! C from M1..M7.
-    void combine(View C)
+    BENCH_KERNEL void combine(View C)
     {
         View m[7];
         for (int k = 0; k < 7; ++k) m[k] = M[k].view(h);

@@ -19,7 +19,7 @@ struct Tree {
 };
 
 //! The identity of child `i` of the node `id`: `rounds` dependent mixing steps.
-inline std::uint64_t childId(std::uint64_t id, int i, int rounds)
+BENCH_KERNEL inline std::uint64_t childId(std::uint64_t id, int i, int rounds)
 {
     std::uint64_t x = id ^ (0x632BE59BD9B4E019ull * static_cast<std::uint64_t>(i + 1));
     for (int r = 0; r < rounds; ++r) x = mix64(x);
