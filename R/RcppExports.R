@@ -41,6 +41,50 @@ cpp_is_forked_child <- function() {
     .Call(`_RcppSpool_cpp_is_forked_child`)
 }
 
+.spool_fault_work <- function(kind, n, us, nThreads) {
+    .Call(`_RcppSpool_spoolFaultWork`, kind, n, us, nThreads)
+}
+
+.spool_fault_late_units <- function() {
+    .Call(`_RcppSpool_spoolFaultLateUnits`)
+}
+
+.spool_fault_late_calls <- function() {
+    .Call(`_RcppSpool_spoolFaultLateCalls`)
+}
+
+.spool_fault_throw_every <- function(n, every, nThreads, where, catchInCpp) {
+    .Call(`_RcppSpool_spoolFaultThrowEvery`, n, every, nThreads, where, catchInCpp)
+}
+
+.spool_fault_long_line <- function(nChars, pieces, nOthers, otherLines, where) {
+    invisible(.Call(`_RcppSpool_spoolFaultLongLine`, nChars, pieces, nOthers, otherLines, where))
+}
+
+.spool_fault_small_mix <- function(nThreads, fail) {
+    .Call(`_RcppSpool_spoolFaultSmallMix`, nThreads, fail)
+}
+
+.spool_fault_wait_task <- function(kind, n, ms) {
+    .Call(`_RcppSpool_spoolFaultWaitTask`, kind, n, ms)
+}
+
+.spool_fault_task_probe <- function() {
+    .Call(`_RcppSpool_spoolFaultTaskProbe`)
+}
+
+.spool_fault_print_tasks <- function(n, ms, nThreads) {
+    .Call(`_RcppSpool_spoolFaultPrintTasks`, n, ms, nThreads)
+}
+
+.spool_fault_scopes <- function() {
+    .Call(`_RcppSpool_spoolFaultScopes`)
+}
+
+.spool_fault_malloc_trim <- function() {
+    .Call(`_RcppSpool_spoolFaultMallocTrim`)
+}
+
 .spool_loop_threads <- function(n, ms, nThreads) {
     .Call(`_RcppSpool_spoolLoopThreads`, n, ms, nThreads)
 }

@@ -109,6 +109,126 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// spoolFaultWork
+double spoolFaultWork(std::string kind, int n, double us, int nThreads);
+RcppExport SEXP _RcppSpool_spoolFaultWork(SEXP kindSEXP, SEXP nSEXP, SEXP usSEXP, SEXP nThreadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type us(usSEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolFaultWork(kind, n, us, nThreads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultLateUnits
+double spoolFaultLateUnits();
+RcppExport SEXP _RcppSpool_spoolFaultLateUnits() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(spoolFaultLateUnits());
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultLateCalls
+Rcpp::NumericVector spoolFaultLateCalls();
+RcppExport SEXP _RcppSpool_spoolFaultLateCalls() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(spoolFaultLateCalls());
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultThrowEvery
+Rcpp::List spoolFaultThrowEvery(double n, int every, int nThreads, std::string where, bool catchInCpp);
+RcppExport SEXP _RcppSpool_spoolFaultThrowEvery(SEXP nSEXP, SEXP everySEXP, SEXP nThreadsSEXP, SEXP whereSEXP, SEXP catchInCppSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type every(everySEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type where(whereSEXP);
+    Rcpp::traits::input_parameter< bool >::type catchInCpp(catchInCppSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolFaultThrowEvery(n, every, nThreads, where, catchInCpp));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultLongLine
+void spoolFaultLongLine(double nChars, int pieces, int nOthers, int otherLines, std::string where);
+RcppExport SEXP _RcppSpool_spoolFaultLongLine(SEXP nCharsSEXP, SEXP piecesSEXP, SEXP nOthersSEXP, SEXP otherLinesSEXP, SEXP whereSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< double >::type nChars(nCharsSEXP);
+    Rcpp::traits::input_parameter< int >::type pieces(piecesSEXP);
+    Rcpp::traits::input_parameter< int >::type nOthers(nOthersSEXP);
+    Rcpp::traits::input_parameter< int >::type otherLines(otherLinesSEXP);
+    Rcpp::traits::input_parameter< std::string >::type where(whereSEXP);
+    spoolFaultLongLine(nChars, pieces, nOthers, otherLines, where);
+    return R_NilValue;
+END_RCPP
+}
+// spoolFaultSmallMix
+double spoolFaultSmallMix(int nThreads, bool fail);
+RcppExport SEXP _RcppSpool_spoolFaultSmallMix(SEXP nThreadsSEXP, SEXP failSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type fail(failSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolFaultSmallMix(nThreads, fail));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultWaitTask
+double spoolFaultWaitTask(std::string kind, int n, double ms);
+RcppExport SEXP _RcppSpool_spoolFaultWaitTask(SEXP kindSEXP, SEXP nSEXP, SEXP msSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolFaultWaitTask(kind, n, ms));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultTaskProbe
+Rcpp::List spoolFaultTaskProbe();
+RcppExport SEXP _RcppSpool_spoolFaultTaskProbe() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(spoolFaultTaskProbe());
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultPrintTasks
+double spoolFaultPrintTasks(int n, double ms, int nThreads);
+RcppExport SEXP _RcppSpool_spoolFaultPrintTasks(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
+    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(spoolFaultPrintTasks(n, ms, nThreads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultScopes
+Rcpp::NumericVector spoolFaultScopes();
+RcppExport SEXP _RcppSpool_spoolFaultScopes() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(spoolFaultScopes());
+    return rcpp_result_gen;
+END_RCPP
+}
+// spoolFaultMallocTrim
+bool spoolFaultMallocTrim();
+RcppExport SEXP _RcppSpool_spoolFaultMallocTrim() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(spoolFaultMallocTrim());
+    return rcpp_result_gen;
+END_RCPP
+}
 // spoolLoopThreads
 Rcpp::List spoolLoopThreads(int n, double ms, int nThreads);
 RcppExport SEXP _RcppSpool_spoolLoopThreads(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP) {
@@ -329,6 +449,17 @@ static const R_CallMethodDef CallEntries[] = {
     {"_RcppSpool_cpp_default_threads_api", (DL_FUNC) &_RcppSpool_cpp_default_threads_api, 0},
     {"_RcppSpool_cpp_available_cores_api", (DL_FUNC) &_RcppSpool_cpp_available_cores_api, 0},
     {"_RcppSpool_cpp_is_forked_child", (DL_FUNC) &_RcppSpool_cpp_is_forked_child, 0},
+    {"_RcppSpool_spoolFaultWork", (DL_FUNC) &_RcppSpool_spoolFaultWork, 4},
+    {"_RcppSpool_spoolFaultLateUnits", (DL_FUNC) &_RcppSpool_spoolFaultLateUnits, 0},
+    {"_RcppSpool_spoolFaultLateCalls", (DL_FUNC) &_RcppSpool_spoolFaultLateCalls, 0},
+    {"_RcppSpool_spoolFaultThrowEvery", (DL_FUNC) &_RcppSpool_spoolFaultThrowEvery, 5},
+    {"_RcppSpool_spoolFaultLongLine", (DL_FUNC) &_RcppSpool_spoolFaultLongLine, 5},
+    {"_RcppSpool_spoolFaultSmallMix", (DL_FUNC) &_RcppSpool_spoolFaultSmallMix, 2},
+    {"_RcppSpool_spoolFaultWaitTask", (DL_FUNC) &_RcppSpool_spoolFaultWaitTask, 3},
+    {"_RcppSpool_spoolFaultTaskProbe", (DL_FUNC) &_RcppSpool_spoolFaultTaskProbe, 0},
+    {"_RcppSpool_spoolFaultPrintTasks", (DL_FUNC) &_RcppSpool_spoolFaultPrintTasks, 3},
+    {"_RcppSpool_spoolFaultScopes", (DL_FUNC) &_RcppSpool_spoolFaultScopes, 0},
+    {"_RcppSpool_spoolFaultMallocTrim", (DL_FUNC) &_RcppSpool_spoolFaultMallocTrim, 0},
     {"_RcppSpool_spoolLoopThreads", (DL_FUNC) &_RcppSpool_spoolLoopThreads, 3},
     {"_RcppSpool_spoolLocalPoolThreads", (DL_FUNC) &_RcppSpool_spoolLocalPoolThreads, 3},
     {"_RcppSpool_spoolGlobalPoolState", (DL_FUNC) &_RcppSpool_spoolGlobalPoolState, 0},

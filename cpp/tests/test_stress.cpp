@@ -193,9 +193,11 @@ TEST(Stress, RandomizedRoundsFromSeveralSubmittingThreads)
     EXPECT_GE(rounds.load(), minRounds);
 }
 
-TEST(Stress, ThousandPoolCreateDestroyCycles)
+TEST(Stress, TenThousandPoolCreateDestroyCycles)
 {
-    for (int i = 0; i < 1000; ++i) {
+    // Half are destroyed with tasks still queued or running: the destructor
+    // must neither hang nor let a task run after it (n is on this stack).
+    for (int i = 0; i < 10000; ++i) {
         RcppSpool::ThreadPool pool(1 + i % 3);
         std::atomic<int> n{0};
         for (int k = 0; k < 10; ++k) pool.push([&n] { n++; });

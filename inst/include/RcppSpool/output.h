@@ -30,48 +30,61 @@ public:
     template <class T>
     RPrinter& operator<<(const T& value)
     {
-        std::ostringstream& os = buffer();
-        os << value;
-        commit(false);
+        Buffer& b = buffer();
+        b.format << value;
+        commit(b, false);
         return *this;
     }
 
     //! Manipulators: std::endl, std::flush, std::setw, ...
     RPrinter& operator<<(std::ostream& (*manip)(std::ostream&))
     {
-        std::ostringstream& os = buffer();
-        manip(os);
-        commit(manip == static_cast<std::ostream& (*)(std::ostream&)>(std::flush) ||
-               manip == static_cast<std::ostream& (*)(std::ostream&)>(std::endl));
+        Buffer& b = buffer();
+        manip(b.format);
+        commit(b, manip == static_cast<std::ostream& (*)(std::ostream&)>(std::flush) ||
+                      manip == static_cast<std::ostream& (*)(std::ostream&)>(std::endl));
         return *this;
     }
 
 private:
-    std::ostringstream& buffer() const
+    // Per thread and stream: `format` formats one `<<` at a time (and keeps
+    // the stream's flags, widths and precision across them); `line` holds
+    // the unfinished line. Only the new piece is searched for a line end, so
+    // a long line built by many `<<` costs linear time, not quadratic.
+    struct Buffer {
+        std::ostringstream format;
+        std::string line;
+    };
+
+    Buffer& buffer() const
     {
-        static thread_local std::ostringstream out, err;
+        static thread_local Buffer out, err;
         return stream_ == host::Stream::out ? out : err;
     }
 
     // R's main thread writes at once (the host keeps other threads' lines out
     // of its unfinished line). Other threads hand over what is complete: up to
     // the last newline or carriage return, or everything when flushing.
-    void commit(bool flush) const
+    void commit(Buffer& b, bool flush) const
     {
-        std::ostringstream& os = buffer();
-        std::string text = os.str();
+        std::string piece = b.format.str();
+        b.format.str(std::string());
         if (host::isOutputThread()) {
-            os.str(std::string());
-            host::writeFromMain(stream_, text);
+            host::writeFromMain(stream_, piece);
             return;
         }
-        if (text.empty()) return;
-        std::size_t cut = flush ? text.size() : text.find_last_of("\r\n");
-        if (cut == std::string::npos) return;
-        if (cut != text.size()) ++cut;  // keep the line end with its line
-        host::deliverLines(stream_, text.substr(0, cut));
-        os.str(text.substr(cut));
-        os.seekp(0, std::ios_base::end);
+        std::size_t cut = piece.find_last_of("\r\n");
+        b.line += piece;
+        if (flush) {
+            cut = b.line.size();
+        } else if (cut == std::string::npos) {
+            return;
+        } else {
+            cut += b.line.size() - piece.size() + 1;  // keep the line end with its line
+        }
+        if (cut == 0) return;
+        host::deliverLines(stream_, b.line.substr(0, cut));
+        b.line.erase(0, cut);
     }
 
     host::Stream stream_;

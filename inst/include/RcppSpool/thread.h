@@ -58,17 +58,19 @@ public:
     ~Thread() noexcept { quietJoin(); }
 
     //! Waits for the thread to finish, then rethrows its exception, if any.
-    //! On R's main thread an interrupt ends the wait with
-    //! UserInterruptException (the thread stays joinable).
+    //! On R's main thread an interrupt is raised for the thread (its
+    //! isInterrupted() turns true) and, once the thread has ended, thrown
+    //! as UserInterruptException.
     void join()
     {
         if (!thread_.joinable()) throw std::system_error(std::make_error_code(std::errc::invalid_argument));
         if (engine::onServiceThread()) {
-            while (!state_->done.load(std::memory_order_acquire) && !engine::interruptRequested()) {
+            // An interrupt stays raised until the thread has ended, so that
+            // the thread can see it; endBlockingCall() below throws it.
+            while (!state_->done.load(std::memory_order_acquire)) {
                 engine::hostHooks().service();
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
             }
-            if (!state_->done.load(std::memory_order_acquire)) engine::endBlockingCall(nullptr);
         }
         thread_.join();
         std::exception_ptr e = std::exchange(state_->error, nullptr);

@@ -41,8 +41,12 @@ inline void callPrint(void* data)
 inline void write(Stream s, const std::string& text)
 {
     detail::PendingWrite w{s, &text};
-    if (R_ToplevelExec(detail::callPrint, &w) == FALSE)
+    if (R_ToplevelExec(detail::callPrint, &w) == FALSE) {
         engine::interruptFlag().store(true, std::memory_order_relaxed);
+        // Rprintf checks for an interrupt before it prints: print now (the
+        // interrupt is no longer pending, so this call cannot jump).
+        R_ToplevelExec(detail::callPrint, &w);
+    }
 }
 
 //! Only R's main thread may call R's printing functions.
