@@ -163,8 +163,9 @@ benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads =
     if (!is.null(pb)) utils::setTxtProgressBar(pb, done)
   }
 
-  probe_time <- if (quick) 0.1 else 0.3
-  capacity <- c(before = .bench_capacity(threads, probe_time), after = NA_real_)
+  # The median of 3 short probes: a burst of another process spoils one only.
+  probe <- function() stats::median(replicate(3, .bench_capacity(threads, if (quick) 0.04 else 0.1)))
+  capacity <- c(before = probe(), after = NA_real_)
   times <- vector("list", nrow(cells))
   checks <- rep(NA_real_, nrow(cells))
   errors <- rep(NA_character_, nrow(cells))
@@ -202,7 +203,7 @@ benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads =
     }
   }
 
-  capacity[["after"]] <- .bench_capacity(threads, probe_time)
+  capacity[["after"]] <- probe()
   if (threads > 1 && min(capacity) < 0.8 * threads) {
     message(sprintf(paste0(
       "benchmark(): the machine looks busy: %d threads did arithmetic only %.2fx (before) and %.2fx ",
@@ -374,10 +375,15 @@ bench_compile <- function(pkg, file) {
   if (!requireNamespace(pkg, quietly = TRUE)) return(paste(pkg, "is not installed"))
   src <- system.file("bench", file, package = "RcppSpool")
   if (!nzchar(src)) return(paste("the file bench/", file, " of RcppSpool is missing"))
-  cache <- getOption("RcppSpool.bench_cache", file.path(tempdir(), "RcppSpool-bench"))
+  # sourceCpp() rebuilds when the .cpp file changes, not when what it
+  # includes or links to does: a cache folder per version of those.
+  kernels <- tools::md5sum(system.file("bench", "kernels.h", package = "RcppSpool"))
+  cache <- file.path(getOption("RcppSpool.bench_cache", file.path(tempdir(), "RcppSpool-bench")),
+                     sprintf("%s-%s_RcppSpool-%s_%s", pkg, utils::packageVersion(pkg),
+                             utils::packageVersion("RcppSpool"), substr(kernels, 1, 10)))
   dir.create(cache, showWarnings = FALSE, recursive = TRUE)
   env <- new.env(parent = baseenv())
-  message("benchmark(): compiling the ", pkg, " workloads (once per session)")
+  message("benchmark(): compiling the ", pkg, " workloads (or loading them from the cache)")
   # The compiler's output (and what plugins print) is kept for the message.
   out <- character()
   con <- textConnection("out", "w", local = TRUE)

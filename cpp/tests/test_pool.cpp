@@ -238,6 +238,34 @@ TEST(ParallelFor, RunsSlowBodiesOnExactlyNThreadsAtOnce)
     RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
 }
 
+TEST(ParallelFor, ThreadsTakeTheNextIterationsWhileOneIterationIsLong)
+{
+    // Iteration 0 lasts until iterations 1-7 are done. The other participant
+    // must run them all meanwhile: a loop split into halves between threads
+    // (as it was) left 1-3 with the thread stuck in 0, and this timed out.
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
+    for (int round = 0; round < 20; ++round) {
+        std::atomic<int> others{0};
+        std::atomic<bool> timedOut{false};
+        RcppSpool::parallelFor(0, 8, [&](std::ptrdiff_t i) {
+            if (i > 0) {
+                others++;
+                return;
+            }
+            const auto deadline = Clock::now() + 10s;
+            while (others.load() < 7) {
+                if (Clock::now() > deadline) {
+                    timedOut = true;
+                    return;
+                }
+                std::this_thread::sleep_for(50us);
+            }
+        }, 2);
+        ASSERT_FALSE(timedOut.load()) << "round " << round;
+        ASSERT_EQ(others.load(), 7);
+    }
+}
+
 TEST(ParallelFor, ThreeLevelsNestedFinishAllInnerWorkBeforeReturning)
 {
     const int n = 12;

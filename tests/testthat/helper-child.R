@@ -42,3 +42,30 @@ wait_for_line <- function(p, pattern, timeout = 30) {
   }
   stop("no line matching '", pattern, "' from the child; saw: ", paste(seen, collapse = " | "))
 }
+
+# Starts `fun(...)` (a function, with its arguments in `args`) in a child R
+# process with this session's library paths, in the background; the child's
+# output goes to a log that finish_r_job() shows when something fails.
+start_r_job <- function(fun, args = list()) {
+  log <- tempfile("child", fileext = ".log")
+  p <- callr::r_bg(fun, args, libpath = .libPaths(), stdout = log, stderr = "2>&1",
+                   package = FALSE)
+  list(process = p, log = log)
+}
+
+# Waits for a job of start_r_job() and returns its result, or fails with the
+# first errors and the last lines of its output. `what` names the job.
+finish_r_job <- function(job, timeout = 150, what = "the child R process") {
+  job$process$wait(timeout * 1000)
+  if (job$process$is_alive()) {
+    job$process$kill()
+    stop(what, " took more than ", timeout, " s")
+  }
+  tryCatch(job$process$get_result(), error = function(e) {
+    log <- readLines(job$log)
+    stop(conditionMessage(e), "\n--- first errors in the child's output ---\n",
+         paste(utils::head(grep("error", log, value = TRUE), 10), collapse = "\n"),
+         "\n--- its last lines ---\n",
+         paste(utils::tail(log, 20), collapse = "\n"), call. = FALSE)
+  })
+}

@@ -14,31 +14,6 @@ skip_if_not_installed("callr")
 skip_if(!nzchar(base::system.file("include", "RcppSpool.h", package = "RcppSpool")),
         "RcppSpool is not installed (sourceCpp, cpp11 and R CMD INSTALL need its headers)")
 
-# Starts `fun(...)` in a child R process with this session's library paths;
-# the child's output goes to a log shown when something fails.
-start_consumer <- function(fun, args = list()) {
-  log <- tempfile("consumer", fileext = ".log")
-  p <- callr::r_bg(fun, args, libpath = .libPaths(), stdout = log, stderr = "2>&1",
-                   package = FALSE)
-  list(process = p, log = log)
-}
-
-# Waits for the child and returns its result (or fails with its output).
-finish_consumer <- function(job, timeout = 150) {
-  job$process$wait(timeout * 1000)
-  if (job$process$is_alive()) {
-    job$process$kill()
-    stop("the child R process took more than ", timeout, " s")
-  }
-  tryCatch(job$process$get_result(), error = function(e) {
-    log <- readLines(job$log)
-    stop(conditionMessage(e), "\n--- first errors in the child's output ---\n",
-         paste(utils::head(grep("error", log, value = TRUE), 10), collapse = "\n"),
-         "\n--- its last lines ---\n",
-         paste(utils::tail(log, 20), collapse = "\n"), call. = FALSE)
-  })
-}
-
 # Returns conditionMessage() of the error `expr` raises (NA if none).
 error_message <- function(expr) tryCatch({ expr; NA_character_ }, error = conditionMessage)
 
@@ -324,19 +299,19 @@ extern "C" void R_init_spoolconsumer(DllInfo* dll)
 
 # Start all three, then check each.
 jobs <- list(
-  sourcecpp = start_consumer(run_sourcecpp, list(sourcecpp_code)),
-  cpp11 = if (requireNamespace("cpp11", quietly = TRUE)) start_consumer(run_cpp11, list(cpp11_code)),
-  package = if (requireNamespace("processx", quietly = TRUE)) start_consumer(run_package)
+  sourcecpp = start_r_job(run_sourcecpp, list(sourcecpp_code)),
+  cpp11 = if (requireNamespace("cpp11", quietly = TRUE)) start_r_job(run_cpp11, list(cpp11_code)),
+  package = if (requireNamespace("processx", quietly = TRUE)) start_r_job(run_package)
 )
 
 test_that("sourceCpp with depends(RcppSpool) compiles as C++17 even next to plugins(cpp11)", {
-  res <- finish_consumer(jobs$sourcecpp)
+  res <- finish_r_job(jobs$sourcecpp)
   expect_gte(res$cplusplus, 201703)
   expect_identical(res$sum, sum(as.numeric(0:999)^2))
 })
 
 test_that("the override macros route std::cout, std::cerr and std::thread through RcppSpool", {
-  res <- finish_consumer(jobs$sourcecpp)
+  res <- finish_r_job(jobs$sourcecpp)
   # Lines written by std::cout on three std::threads reach R's output, whole.
   expect_identical(res$distinct, 3L)
   expect_setequal(res$stdout, sprintf("thread %d says hello", 0:2))
@@ -348,7 +323,7 @@ test_that("the override macros route std::cout, std::cerr and std::thread throug
 
 test_that("cpp11::cpp_source with linking_to(RcppSpool) runs a parallelFor", {
   skip_if(is.null(jobs$cpp11), "cpp11 is not installed")
-  res <- finish_consumer(jobs$cpp11)
+  res <- finish_r_job(jobs$cpp11)
   x <- seq(0.5, 100, by = 0.5)
   expect_equal(res$sum1, sum(x * seq_along(x)))
   expect_equal(res$sum4, sum(x * seq_along(x)))
@@ -360,7 +335,7 @@ test_that("cpp11::cpp_source with linking_to(RcppSpool) runs a parallelFor", {
 
 test_that("with cpp11, exceptions from loop bodies, tasks and threads reach R with their message", {
   skip_if(is.null(jobs$cpp11), "cpp11 is not installed")
-  res <- finish_consumer(jobs$cpp11)
+  res <- finish_r_job(jobs$cpp11)
   expect_identical(res$loop, "bad row 7777")
   expect_identical(res$task, "task failed")
   expect_identical(res$thread, "thread failed")
@@ -368,7 +343,7 @@ test_that("with cpp11, exceptions from loop bodies, tasks and threads reach R wi
 
 test_that("a package with LinkingTo: RcppSpool builds and runs in parallel", {
   skip_if(is.null(jobs$package), "processx is not installed")
-  res <- finish_consumer(jobs$package)
+  res <- finish_r_job(jobs$package)
   expect_identical(res$status, 0L, info = paste(res$log, collapse = "\n"))
   expect_equal(res$psum, res$expected)
   expect_identical(res$error, "package loop failed at 42")

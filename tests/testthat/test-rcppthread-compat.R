@@ -42,28 +42,6 @@ run_example <- function(file) {
   res
 }
 
-start_example <- function(file) {
-  log <- tempfile("compile", fileext = ".log")
-  p <- callr::r_bg(run_example, list(file), libpath = .libPaths(),
-                   stdout = log, stderr = "2>&1", package = FALSE)
-  list(process = p, log = log)
-}
-
-finish_example <- function(job, timeout = 150) {
-  job$process$wait(timeout * 1000)
-  if (job$process$is_alive()) {
-    job$process$kill()
-    stop("compiling and running the example took more than ", timeout, " s")
-  }
-  tryCatch(job$process$get_result(), error = function(e) {
-    log <- readLines(job$log)
-    stop(conditionMessage(e), "\n--- first errors in the child's output ---\n",
-         paste(utils::head(grep("error", log, value = TRUE), 10), collapse = "\n"),
-         "\n--- its last lines ---\n",
-         paste(utils::tail(log, 20), collapse = "\n"), call. = FALSE)
-  })
-}
-
 collatz_steps <- function(n) {
   steps <- 0L
   while (n != 1) {
@@ -97,15 +75,15 @@ test_that("a migrated RcppThread file compiles and gives RcppThread's results", 
   original <- readLines(test_path("rcppthread-example.cpp"))
   migrated_file <- file.path(dir, "migrated.cpp")
   writeLines(migrate_from_rcppthread(original), migrated_file)
-  ours <- start_example(migrated_file)
+  ours <- start_r_job(run_example, list(migrated_file))
   theirs <- NULL
   if (requireNamespace("RcppThread", quietly = TRUE)) {
     original_file <- file.path(dir, "original.cpp")
     writeLines(original, original_file)
-    theirs <- start_example(original_file)
+    theirs <- start_r_job(run_example, list(original_file))
   }
 
-  res <- finish_example(ours)
+  res <- finish_r_job(ours, what = "compiling and running the example")
 
   # Against values computed in R.
   expect_identical(res$printing, 5L)
@@ -132,5 +110,5 @@ test_that("a migrated RcppThread file compiles and gives RcppThread's results", 
 
   # Against RcppThread itself.
   if (is.null(theirs)) skip("RcppThread is not installed")
-  expect_identical(res, finish_example(theirs))
+  expect_identical(res, finish_r_job(theirs, what = "compiling and running the example"))
 })

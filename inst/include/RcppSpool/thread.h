@@ -3,8 +3,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -38,7 +40,9 @@ public:
             } catch (...) {
                 st->error = std::current_exception();
             }
-            st->done.store(true, std::memory_order_release);
+            std::lock_guard<std::mutex> lk(st->m);
+            st->done = true;
+            st->cv.notify_all();
         });
     }
 
@@ -66,10 +70,14 @@ public:
         if (!thread_.joinable()) throw std::system_error(std::make_error_code(std::errc::invalid_argument));
         if (engine::onServiceThread()) {
             // An interrupt stays raised until the thread has ended, so that
-            // the thread can see it; endBlockingCall() below throws it.
-            while (!state_->done.load(std::memory_order_acquire)) {
+            // the thread can see it; endBlockingCall() below throws it. The
+            // thread's end wakes this wait at once (a thread that lives 20 us
+            // is joined in microseconds, not after a polling period).
+            std::unique_lock<std::mutex> lk(state_->m);
+            while (!state_->cv.wait_for(lk, engine::Scheduler::kServicePeriod, [&] { return state_->done; })) {
+                lk.unlock();
                 engine::hostHooks().service();
-                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                lk.lock();
             }
         }
         thread_.join();
@@ -90,7 +98,9 @@ public:
 
 private:
     struct State {
-        std::atomic<bool> done{false};
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;  // guarded by m
         std::exception_ptr error;
     };
 

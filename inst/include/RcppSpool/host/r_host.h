@@ -6,12 +6,7 @@
 #include <sstream>
 #include <string>
 
-#ifndef R_NO_REMAP
-#define R_NO_REMAP  // keep R's short macro names (length, error, ...) out of C++ code
-#endif
-#include <R_ext/Boolean.h>
-#include <R_ext/Print.h>
-#include <Rinternals.h>
+#include "r_api.h"
 
 #include "../engine/host_hooks.h"
 #include "main_thread.h"

@@ -10,10 +10,7 @@
 #include <utility>
 #include <vector>
 
-#ifndef R_NO_REMAP
-#define R_NO_REMAP  // keep R's short macro names (length, error, ...) out of C++ code
-#endif
-#include <Rinternals.h>
+#include "r_api.h"
 
 #include "../engine/cores.h"
 #include "main_thread.h"
