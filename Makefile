@@ -3,6 +3,7 @@
 #   make test   everything: R package check + tests, C++ suites (-O2, TSan, ASan+UBSan)
 #   make bench  the engine benchmark (P1-P5) and the task-parallel suite, against
 #               oneTBB, OpenMP, std::async and serial
+#   make bench-full  the full R benchmark() (vignette data, README figures)
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
 SHELL := /bin/bash
 R ?= R
@@ -12,7 +13,7 @@ BUILD := $(CURDIR)/build
 export R_LIBS := $(LIB)$(if $(R_LIBS),:$(R_LIBS))
 JOBS ?= 2
 
-.PHONY: all deps install demo test test-r test-cpp check bench soak cpp-release cpp-tsan cpp-asan clean
+.PHONY: all deps install demo test test-r test-cpp check bench bench-full soak cpp-release cpp-tsan cpp-asan clean
 
 all: install
 
@@ -49,6 +50,10 @@ soak: deps
 cpp-%: deps
 	cmake -S cpp -B $(BUILD)/cpp-$* $(if $(filter tsan,$*),-DRCPPSPOOL_SANITIZE=thread,$(if $(filter asan,$*),-DRCPPSPOOL_SANITIZE=address,-DCMAKE_BUILD_TYPE=Release)) >/dev/null
 	cmake --build $(BUILD)/cpp-$* -j$(JOBS)
+
+# The full benchmark() run behind the "Benchmarks" vignette and the README's figures.
+bench-full: install
+	$(RSCRIPT) bench/full.R
 
 bench: cpp-release
 	@mkdir -p bench/results
