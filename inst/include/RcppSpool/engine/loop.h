@@ -1,4 +1,4 @@
-// Parallel loops over index ranges, split adaptively ("lazy binary splitting").
+// Parallel loops over index ranges: chunks claimed in order, sized adaptively.
 #pragma once
 
 #include <algorithm>
