@@ -153,6 +153,10 @@ cpp_is_forked_child <- function() {
     invisible(.Call(`_RcppSpool_spoolPrintFromLoop`, n, nThreads))
 }
 
+.spool_thread_tail <- function(text) {
+    invisible(.Call(`_RcppSpool_spoolThreadTail`, text))
+}
+
 .spool_many_loops <- function(n, len) {
     .Call(`_RcppSpool_spoolManyLoops`, n, len)
 }

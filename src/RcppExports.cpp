@@ -426,6 +426,15 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// spoolThreadTail
+void spoolThreadTail(std::string text);
+RcppExport SEXP _RcppSpool_spoolThreadTail(SEXP textSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< std::string >::type text(textSEXP);
+    spoolThreadTail(text);
+    return R_NilValue;
+END_RCPP
+}
 // spoolManyLoops
 double spoolManyLoops(int n, int len);
 RcppExport SEXP _RcppSpool_spoolManyLoops(SEXP nSEXP, SEXP lenSEXP) {
@@ -477,6 +486,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_RcppSpool_spoolKde", (DL_FUNC) &_RcppSpool_spoolKde, 4},
     {"_RcppSpool_spoolHostInfo", (DL_FUNC) &_RcppSpool_spoolHostInfo, 0},
     {"_RcppSpool_spoolPrintFromLoop", (DL_FUNC) &_RcppSpool_spoolPrintFromLoop, 2},
+    {"_RcppSpool_spoolThreadTail", (DL_FUNC) &_RcppSpool_spoolThreadTail, 1},
     {"_RcppSpool_spoolManyLoops", (DL_FUNC) &_RcppSpool_spoolManyLoops, 2},
     {NULL, NULL, 0}
 };

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,14 @@ void spoolPrintFromLoop(int n, int nThreads)
     RcppSpool::parallelFor(0, n, [](std::ptrdiff_t i) {
         RcppSpool::Rcout << "item " << i << " of the loop" << std::endl;
     }, static_cast<std::size_t>(nThreads));
+}
+
+// A Thread that prints `text` with no newline at the end, then ends.
+// [[Rcpp::export(.spool_thread_tail, rng = false)]]
+void spoolThreadTail(std::string text)
+{
+    RcppSpool::Thread t([text] { RcppSpool::Rcout << text; });
+    t.join();
 }
 
 // Runs `n` loops of `len` iterations each (for memory and repeated-use tests).

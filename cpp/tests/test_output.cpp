@@ -79,6 +79,20 @@ TEST(Output, FlushAndEndlHandOverAnUnfinishedLine)
     EXPECT_EQ(GetCapturedStdout(), "a\rb\nc");
 }
 
+TEST(Output, AThreadsLastTextWithoutNewlineIsWrittenWhenItEnds)
+{
+    CaptureStdout();
+    CaptureStderr();
+    RcppSpool::Thread t([] {
+        RcppSpool::Rcout << "out tail";
+        RcppSpool::Rcerr << "err tail";
+    });
+    t.join();
+    const std::string err = GetCapturedStderr();
+    EXPECT_EQ(GetCapturedStdout(), "out tail");
+    EXPECT_EQ(err, "err tail");
+}
+
 TEST(Output, ErrorStreamIsSeparate)
 {
     CaptureStdout();

@@ -25,6 +25,13 @@ test_that("Rcerr goes to stderr only, never to stdout", {
   expect_true("stdout marker" %in% r$stdout)
 })
 
+test_that("a Thread's last text without a newline is printed when it ends", {
+  # It was kept in the thread's own buffer, waiting for a line end, and lost
+  # with the thread.
+  out <- capture.output(RcppSpool:::.spool_thread_tail("the tail"))
+  expect_identical(out, "the tail")
+})
+
 test_that("output of loop bodies on workers is released by the end of the call", {
   out <- capture.output(RcppSpool:::.spool_print_from_loop(200L, 2L))
   expect_length(out, 200)

@@ -46,6 +46,15 @@ public:
         return *this;
     }
 
+    //! Hands over the calling thread's unfinished line, if any (as a flush
+    //! would). Thread calls it when its function returns, so that text
+    //! without a final newline is not lost with the thread.
+    void flushThisThread() const
+    {
+        Buffer& b = buffer();
+        if (!b.line.empty() || b.format.tellp() > 0) commit(b, true);
+    }
+
 private:
     // Per thread and stream: `format` formats one `<<` at a time (and keeps
     // the stream's flags, widths and precision across them); `line` holds

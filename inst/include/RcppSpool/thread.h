@@ -12,6 +12,7 @@
 
 #include "engine/host_hooks.h"
 #include "engine/loop.h"
+#include "output.h"
 #include "thread_pool.h"
 
 namespace RcppSpool {
@@ -40,6 +41,8 @@ public:
             } catch (...) {
                 st->error = std::current_exception();
             }
+            Rcout.flushThisThread();
+            Rcerr.flushThisThread();
             std::lock_guard<std::mutex> lk(st->m);
             st->done = true;
             st->cv.notify_all();
