@@ -153,7 +153,7 @@ public:
         engine::Context* owner = sched_->contextForNewWork();
         owner->add(1);
         auto* loop = new engine::DetachedLoop<std::decay_t<F>>(std::forward<F>(f), *sched_, begin, end, nBatches, owner);
-        loop->invite(static_cast<std::ptrdiff_t>(std::max<std::size_t>(1, sched_->numWorkers())), false);
+        loop->invite(false);
         loop->release();
     }
 

@@ -49,12 +49,13 @@ public:
     {}
     virtual ~LoopBase() = default;
 
-    //! Posts tickets for `n` more participants, but never more than the loop
-    //! has chunks for (less one if the caller takes part too).
-    void invite(std::ptrdiff_t n, bool callerTakesPart)
+    //! Posts a ticket for every participant's place the caller does not take,
+    //! but never more than the loop has chunks for.
+    void invite(bool callerTakesPart)
     {
+        const std::ptrdiff_t places = maxParticipants_ - (callerTakesPart ? 1 : 0);
         const std::ptrdiff_t chunks = (end_ - next_.load(std::memory_order_relaxed) + minChunk_ - 1) / minChunk_;
-        n = std::min<std::ptrdiff_t>(n, chunks - (callerTakesPart ? 1 : 0));
+        const std::ptrdiff_t n = std::min(places, chunks - (callerTakesPart ? 1 : 0));
         for (std::ptrdiff_t k = 0; k < n; ++k) {
             retain();
             sched_.submit(Task::make(Ticket{this}, nullptr));
@@ -250,7 +251,7 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
         LoopBase* l;
         ~Releaser() { l->release(); }
     } releaser{loop};
-    loop->invite(static_cast<std::ptrdiff_t>(participants) - 1, true);
+    loop->invite(true);
     loop->process();
     s.waitUntil([&] { return loop->done(); });
     endBlockingCall(loop->context().hasError() ? loop->context().takeError() : nullptr);
