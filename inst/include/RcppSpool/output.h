@@ -49,11 +49,7 @@ public:
     //! Hands over the calling thread's unfinished line, if any (as a flush
     //! would). Thread calls it when its function returns, so that text
     //! without a final newline is not lost with the thread.
-    void flushThisThread() const
-    {
-        Buffer& b = buffer();
-        if (!b.line.empty() || b.format.tellp() > 0) commit(b, true);
-    }
+    void flushThisThread() const { commit(buffer(), true); }
 
 private:
     // Per thread and stream: `format` formats one `<<` at a time (and keeps
@@ -82,18 +78,25 @@ private:
             host::writeFromMain(stream_, piece);
             return;
         }
-        std::size_t cut = piece.find_last_of("\r\n");
-        b.line += piece;
-        if (flush) {
-            cut = b.line.size();
-        } else if (cut == std::string::npos) {
+        // How much of the piece completes the thread's line (none: keep it).
+        const std::size_t lineEnd = piece.find_last_of("\r\n");
+        const std::size_t cut = flush ? piece.size() : lineEnd == std::string::npos ? 0 : lineEnd + 1;
+        if (cut == 0 && !flush) {
+            b.line += piece;
             return;
-        } else {
-            cut += b.line.size() - piece.size() + 1;  // keep the line end with its line
         }
-        if (cut == 0) return;
-        host::deliverLines(stream_, b.line.substr(0, cut));
-        b.line.erase(0, cut);
+        if (b.line.empty()) {
+            if (cut == piece.size()) {
+                if (cut > 0) host::deliverLines(stream_, piece);  // the usual case: no copy
+                return;
+            }
+            host::deliverLines(stream_, piece.substr(0, cut));
+        } else {
+            b.line.append(piece, 0, cut);
+            host::deliverLines(stream_, b.line);
+            b.line.clear();
+        }
+        b.line.append(piece, cut, std::string::npos);
     }
 
     host::Stream stream_;
