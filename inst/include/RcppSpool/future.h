@@ -110,10 +110,7 @@ private:
     // before the interrupt is reported.
     void waitOrThrow() const
     {
-        if (!state_->wait()) {
-            state_->abandon();
-            state_->waitQuietly();
-        }
+        if (!state_->wait()) state_->abandonAndWait();
         finishWait();
     }
     // A wait on R's main thread may have seen the user's interrupt.
@@ -121,10 +118,7 @@ private:
     void reset() noexcept
     {
         if (!state_) return;
-        if (!state_->ready()) {
-            state_->abandon();
-            state_->waitQuietly();
-        }
+        state_->abandonAndWait();
         std::exchange(state_, nullptr)->release();
     }
 

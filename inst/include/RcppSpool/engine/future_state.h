@@ -73,10 +73,14 @@ public:
     }
     bool abandoned() const noexcept { return abandoned_.load(std::memory_order_acquire); }
 
-    //! Waits until ready, also through an interrupt (a running task cannot be
-    //! stopped from outside, and it may use its caller's stack).
-    void waitQuietly()
+    //! Nobody will take the result (the Future is going, or an interrupt
+    //! ended its wait): a task that has not started is skipped; a running one
+    //! is waited for, also through an interrupt, since it cannot be stopped
+    //! from outside and may use its caller's stack.
+    void abandonAndWait()
     {
+        if (ready()) return;
+        abandon();
         if (ready() || !sched_ || sched_->forked()) return;
         sched_->waitUntil([this] { return ready(); });
     }
