@@ -36,8 +36,11 @@ public:
     Future& operator=(const Future&) = delete;
     //! Like a std::future from std::async, a Future destroyed before its task
     //! finished waits for it (helping, on a worker), so a task never outlives
-    //! the scope that made it (it may use that scope's variables). A task that
-    //! has not started by then is skipped.
+    //! the scope that made it (it may use that scope's variables), and the
+    //! task runs even if nobody takes its result (as RcppThread's pushReturn:
+    //! no work is lost). Only deferred work (std::launch::deferred) that
+    //! nobody asked for is dropped, as std::async's, and on R's main thread a
+    //! user's interrupt ends the wait: a task not started by then is skipped.
     ~Future() { reset(); }
 
     //! True while the future refers to a result not yet taken by get().
@@ -118,7 +121,7 @@ private:
     void reset() noexcept
     {
         if (!state_) return;
-        state_->abandonAndWait();
+        if (state_->isDeferred() || !state_->wait()) state_->abandonAndWait();
         std::exchange(state_, nullptr)->release();
     }
 

@@ -37,9 +37,13 @@ namespace engine {
 //! 1.65x, as the last half left held the largest rows).
 class LoopBase {
 public:
+    //! `parentContext`: what the loop belongs to (it is cancelled with it);
+    //! `counted`: where work pushed by iterations run on tickets is counted,
+    //! the context that work pushed by the loop's starter counts in.
     LoopBase(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, std::size_t maxParticipants,
-             std::size_t nBatches, Context* parentContext)
+             std::size_t nBatches, Context* parentContext, Context* counted)
         : sched_(s),
+          counted_(counted),
           ctx_(parentContext),
           remaining_(end - begin),
           next_(begin),
@@ -104,7 +108,7 @@ private:
         LoopBase* loop;
         void operator()() const
         {
-            loop->participate();
+            loop->sched_.runWithin(&loop->ctx_, loop->counted_, [this] { loop->participate(); });
             loop->release();
         }
         void discard() const { loop->release(); }
@@ -169,6 +173,7 @@ private:
         if (n > 0 && remaining_.fetch_sub(n, std::memory_order_acq_rel) == n) onComplete();
     }
 
+    Context* const counted_;
     Context ctx_;  // errors and cancellation of this loop (child of the caller's)
     std::atomic<int> refs_{1};
     std::atomic<std::ptrdiff_t> remaining_;
@@ -185,8 +190,8 @@ class IndexLoop : public LoopBase {
 public:
     template <class G>
     IndexLoop(G&& f, Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, std::size_t maxParticipants,
-              std::size_t nBatches, Context* parent)
-        : LoopBase(s, begin, end, maxParticipants, nBatches, parent), f_(std::forward<G>(f))
+              std::size_t nBatches, Context* parent, Context* counted)
+        : LoopBase(s, begin, end, maxParticipants, nBatches, parent, counted), f_(std::forward<G>(f))
     {}
 
 protected:
@@ -206,7 +211,8 @@ class DetachedLoop final : public IndexLoop<F> {
 public:
     template <class G>
     DetachedLoop(G&& f, Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, std::size_t nBatches, Context* owner)
-        : IndexLoop<F>(std::forward<G>(f), s, begin, end, s.inlineMode() ? 1 : s.numWorkers(), nBatches, owner),
+        : IndexLoop<F>(std::forward<G>(f), s, begin, end, s.inlineMode() ? 1 : s.numWorkers(), nBatches, owner,
+                       owner),
           owner_(owner)
     {}
 
@@ -246,7 +252,9 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
 {
     if (end <= begin) return endBlockingCall(nullptr);
     const std::size_t participants = std::max<std::size_t>(1, std::min(nThreads, s.concurrency()));
-    auto* loop = new IndexLoop<F&>(f, s, begin, end, participants, nBatches, Scheduler::enclosingContext());
+    // Iterations on workers push as the caller would (its own iterations do).
+    Context* counted = participants > 1 ? s.contextForNewWork() : nullptr;
+    auto* loop = new IndexLoop<F&>(f, s, begin, end, participants, nBatches, Scheduler::enclosingContext(), counted);
     struct Releaser {
         LoopBase* l;
         ~Releaser() { l->release(); }

@@ -28,10 +28,20 @@ class Scheduler;
 
 //! What the current thread is running: lets push() from inside a task count
 //! the new work as that task's children, and wait() wait for exactly them.
+//!
+//! Every piece of work pushed from inside a task is counted, through its
+//! children's context, in `counted`, and so on up to a context that somebody
+//! outside waits for: the pool's root (wait()), a TaskGroup, a loop's owner.
+//! That holds for tasks that are not counted themselves (loop tickets,
+//! futures' tasks): they run with the `counted` of whoever started them, or
+//! the root, never with nothing, or their children would be waited for by
+//! nobody (RcppThread's defect 7: a nested ThreadPool::parallelFor without
+//! an inner wait() still running when the outer wait() returned).
 struct Frame {
     Scheduler* scheduler;
-    Context* context;                  //!< the context the running task counts in
-    Context* children = nullptr;       //!< made on the first push from this task
+    Context* context;                  //!< what the work belongs to: cancellation, nested loops and groups
+    Context* counted;                  //!< where what it pushes is counted (never null)
+    Context* children;                 //!< made on the first push from this frame
     Frame* outer;                      //!< the frame this one interrupted (helping waits nest)
 };
 
@@ -118,9 +128,9 @@ public:
         Frame* f = currentFrame();
         if (!f || f->scheduler != this) return &root_;
         if (!f->children) {
-            f->children = new Context(f->context, /*owned=*/true);
+            f->counted->add(1);
+            f->children = new Context(f->counted, /*owned=*/true);
             f->children->add(1);  // the running task itself
-            if (f->context) f->context->add(1);
         }
         return f->children;
     }
@@ -261,7 +271,7 @@ public:
         if (c && (c->cancelled() || interruptRequested())) {
             t.discard();
         } else {
-            Frame frame{this, c, nullptr, currentFrame()};
+            Frame frame{this, c, c ? c : &root_, nullptr, currentFrame()};
             currentFrame() = &frame;
             try {
                 t.run();
@@ -273,6 +283,19 @@ public:
         }
         bump(n.finished, self);
         finish(c);
+    }
+
+    //! Runs `body` (which must not throw) on this thread as part of the work
+    //! of `context`, with what it pushes counted in `counted` (see Frame):
+    //! how a loop's tickets run its iterations as the loop's starter would.
+    template <class Body>
+    void runWithin(Context* context, Context* counted, Body&& body) noexcept
+    {
+        Frame frame{this, context, counted, nullptr, currentFrame()};
+        currentFrame() = &frame;
+        body();
+        currentFrame() = frame.outer;
+        if (frame.children) finish(frame.children);
     }
 
     // ---- control --------------------------------------------------------------
