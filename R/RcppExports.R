@@ -17,6 +17,10 @@
     invisible(.Call(`_RcppSpool_benchSpoolCleanup`))
 }
 
+testGlobal <- function() {
+    .Call(`_RcppSpool_testGlobal`)
+}
+
 cpp_available_cores <- function() {
     .Call(`_RcppSpool_cpp_available_cores`)
 }

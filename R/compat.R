@@ -10,3 +10,9 @@
 #' @examples
 #' detectCores()
 detectCores <- function() availableCores()
+
+# RcppThread's own test suite (tests/testthat/tests.R of its source) starts
+# with RcppThread:::testGlobal() (src/compat.cpp) and runs only if
+# RcppThread:::hasAtomicSupport(), which compiles a program with std::atomic.
+# RcppSpool needs C++17, whose atomics every supported compiler has.
+hasAtomicSupport <- function() TRUE

@@ -54,6 +54,15 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// testGlobal
+int testGlobal();
+RcppExport SEXP _RcppSpool_testGlobal() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(testGlobal());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_available_cores
 Rcpp::List cpp_available_cores();
 RcppExport SEXP _RcppSpool_cpp_available_cores() {
@@ -452,6 +461,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_RcppSpool_benchCapacity", (DL_FUNC) &_RcppSpool_benchCapacity, 2},
     {"_RcppSpool_benchHasOpenmp", (DL_FUNC) &_RcppSpool_benchHasOpenmp, 0},
     {"_RcppSpool_benchSpoolCleanup", (DL_FUNC) &_RcppSpool_benchSpoolCleanup, 0},
+    {"_RcppSpool_testGlobal", (DL_FUNC) &_RcppSpool_testGlobal, 0},
     {"_RcppSpool_cpp_available_cores", (DL_FUNC) &_RcppSpool_cpp_available_cores, 0},
     {"_RcppSpool_cpp_default_threads", (DL_FUNC) &_RcppSpool_cpp_default_threads, 0},
     {"_RcppSpool_cpp_check_threads", (DL_FUNC) &_RcppSpool_cpp_check_threads, 1},
