@@ -112,3 +112,47 @@ test_that("a migrated RcppThread file compiles and gives RcppThread's results", 
   if (is.null(theirs)) skip("RcppThread is not installed")
   expect_identical(res, finish_r_job(theirs, what = "compiling and running the example"))
 })
+
+# Runs in the child: compiles `file` and calls every function of rcppthread-parity.cpp.
+run_parity <- function(file) {
+  env <- new.env()
+  Rcpp::sourceCpp(file, env = env, cacheDir = tempfile("cache"), rebuild = TRUE)
+  m <- matrix(as.numeric(c(5, 3, 8, 1, 9, 2, 7, 4, 6, 0, 11, 10)), nrow = 3)
+  res <- list(rmatrix = env$rmatrixViews(m))
+  res$progressOut <- utils::capture.output(res$progress <- env$derivedProgress(250L))
+  res$index <- env$indexForms(1000L)
+  res$errOut <- utils::capture.output(res$other <- env$otherNames(), type = "message")
+  res
+}
+
+test_that("RcppThread's other names (RMatrix, ProgressPrinter's subclasses, index types) work the same", {
+  skip_if_not(nzchar(base::system.file("include", "RcppSpool.h", package = "RcppSpool")),
+              "RcppSpool is not installed")
+  dir <- tempfile("parity")
+  dir.create(dir)
+  original <- readLines(test_path("rcppthread-parity.cpp"))
+  migrated_file <- file.path(dir, "migrated.cpp")
+  writeLines(migrate_from_rcppthread(original), migrated_file)
+  ours <- start_r_job(run_parity, list(migrated_file))
+  theirs <- NULL
+  if (requireNamespace("RcppThread", quietly = TRUE)) {
+    original_file <- file.path(dir, "original.cpp")
+    writeLines(original, original_file)
+    theirs <- start_r_job(run_parity, list(original_file))
+  }
+  res <- finish_r_job(ours, what = "compiling and running rcppthread-parity.cpp")
+
+  m <- matrix(as.numeric(c(5, 3, 8, 1, 9, 2, 7, 4, 6, 0, 11, 10)), nrow = 3)
+  expect_equal(res$rmatrix, list(rowSums = rowSums(m), colMax = apply(m, 2, max), doubled = 2 * m,
+                                 rowSorted = sort(m[1, ]), total = sum(m), rowLength = 4L, colSize = 3L,
+                                 corner = m[3, 4], rowElem = m[2, 3], colElem = m[2, 3], iterDistance = 4L))
+  expect_identical(res$progress, list(finished = TRUE, time = "1h2m"))
+  expect_match(res$progressOut, "^\rSteps 250/250 100% \\(done\\)")
+  i <- 0:999
+  expect_equal(res$index, list(a = i, b = 2 * i, c = 3 * i, d = 4 * i, e = 5 * i, sum = sum(i), items = 2L * i))
+  expect_identical(res$other, list(mainHere = TRUE, mainThere = FALSE, what = "C++ call interrupted by the user."))
+  expect_identical(res$errOut, "to the error stream")
+
+  if (is.null(theirs)) skip("RcppThread is not installed")
+  expect_identical(res, finish_r_job(theirs, what = "compiling and running rcppthread-parity.cpp against RcppThread"))
+})

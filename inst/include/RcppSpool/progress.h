@@ -172,18 +172,37 @@ inline void drawRegistered() { registry().drawAll(); }
 //! rules, and the registration with R's main thread. Pass either by
 //! `ProgressPrinter&` to code that only increments.
 //!
+//! It is also RcppThread's base class for progress printers of one's own,
+//! with the same protected interface: derive from it, override
+//! printProgress(), and read `it_`, `numIt_`, `isDone_`, `startTime_`, or
+//! call progressString() and formatTime() there, as with RcppThread. What
+//! differs is who calls printProgress(): in R, only R's main thread (when it
+//! increments, while it waits in a blocking call of this library, and at the
+//! end of that call), at most once per `printEvery` seconds and once more
+//! when the count is complete; without R, the incrementing thread, under a
+//! mutex. So printProgress() may print through Rcout (or Rcpp's) at once.
+//!
 //! Create it on any thread, increment it from any thread, and destroy it once
 //! the work that increments it has finished (for example after the loop or
 //! `wait()` returned): the destructor is safe against concurrent drawing,
 //! but, as for any object, not against increments still running.
 class ProgressPrinter {
 public:
+    //! RcppThread's constructor, for classes derived from ProgressPrinter:
+    //! `numIt` units of work, printProgress() at most once per `printEvery`
+    //! seconds (fractions allowed, unlike RcppThread) and once when done.
+    ProgressPrinter(std::size_t numIt, double printEvery = 1)
+        : ProgressPrinter(Style::counter, numIt, printEvery, "", Rcout)
+    {}
     ProgressPrinter(const ProgressPrinter&) = delete;
     ProgressPrinter& operator=(const ProgressPrinter&) = delete;
 
     //! Leaves the registry, then, if the count reached the total and the
-    //! final line was not drawn yet, draws it (on a worker in R: hands it to
-    //! the main thread, which prints it with the next released output).
+    //! final line was not drawn yet, draws this class's final line (a class
+    //! derived from it is already gone: its printProgress() draws the final
+    //! line at the end of the blocking call that completed the count, or
+    //! when the main thread increments last). On a worker in R the line is
+    //! handed to the main thread, which prints it with the next released output.
     virtual ~ProgressPrinter()
     {
 #ifndef RCPPSPOOL_STANDALONE
@@ -191,11 +210,11 @@ public:
 #endif
         try {
             std::lock_guard<std::mutex> lk(drawMutex_);
-            if (done_.load(std::memory_order_relaxed)) return;
-            const std::size_t c = count_.load(std::memory_order_acquire);
-            if (c == 0 || c < total_) return;  // unfinished (error, interrupt): as RcppThread, no final line
+            if (isDone_.load(std::memory_order_relaxed)) return;
+            const std::size_t c = it_.load(std::memory_order_acquire);
+            if (c == 0 || c < numIt_) return;  // unfinished (error, interrupt): as RcppThread, no final line
             std::string text = render(c, true, progress_detail::preciseNowNs());
-            done_.store(true, std::memory_order_relaxed);
+            isDone_.store(true, std::memory_order_relaxed);
 #ifndef RCPPSPOOL_STANDALONE
             if (!host::isMainThread()) {
                 host::outputQueue().add(stream_.load(std::memory_order_relaxed), std::move(text));
@@ -208,24 +227,34 @@ public:
         }
     }
 
+    //! Draws the current state: "\r", the message, the bar (ProgressBar),
+    //! and progressString(); marks the printer done when the count is
+    //! complete. Called as the class comment says; override it to draw
+    //! something else (RcppThread's interface).
+    virtual void printProgress()
+    {
+        if (isDone_.load(std::memory_order_relaxed)) return;
+        const std::size_t c = it_.load(std::memory_order_acquire);
+        const bool final = c >= numIt_;
+        std::string text = render(c, final, progress_detail::preciseNowNs());
+        if (final) isDone_.store(true, std::memory_order_relaxed);
+        emit(text);
+    }
+
     //! Counts one unit of work; returns the new count. On a thread that may
     //! draw (R's main thread; any thread without R) it draws if due.
     std::size_t operator++() { return add(1); }
-
     //! Counts one unit of work; returns the count before it.
     std::size_t operator++(int) { return add(1) - 1; }
-
     //! Counts `n` units of work at once; returns the new count.
     std::size_t operator+=(std::size_t n) { return add(n); }
 
     //! Units counted so far (may exceed total() if over-counted).
-    std::size_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
-
+    std::size_t count() const noexcept { return it_.load(std::memory_order_relaxed); }
     //! The total given to the constructor.
-    std::size_t total() const noexcept { return total_; }
-
+    std::size_t total() const noexcept { return numIt_; }
     //! True once the final "100% (done)" line was drawn (or handed over).
-    bool done() const noexcept { return done_.load(std::memory_order_relaxed); }
+    bool done() const noexcept { return isDone_.load(std::memory_order_relaxed); }
 
     //! Prints to `printer`: RcppSpool::Rcout (the default, as RcppThread) or
     //! RcppSpool::Rcerr (R's message stream, REprintf; std::cerr without R).
@@ -234,7 +263,6 @@ public:
     {
         stream_.store(progress_detail::streamOf(printer), std::memory_order_relaxed);
     }
-
     //! Adds the elapsed time to every line: "37%  (1s elapsed, ~2s remaining)"
     //! and "100% (done in 3s)". Off by default, where the text is RcppThread's.
     void setShowElapsed(bool on = true) noexcept { showElapsed_.store(on, std::memory_order_relaxed); }
@@ -242,13 +270,14 @@ public:
 protected:
     //! How the line is drawn.
     enum class Style { counter, bar };
-
     //! `total` units of work; at most one intermediate line per `printEvery`
     //! seconds (any value >= 0; NaN or negative count as 0: every increment
     //! may draw); `msg` starts each line; printed to the stream of `printer`.
     ProgressPrinter(Style style, std::size_t total, double printEvery, std::string msg,
                     const RPrinter& printer)
-        : total_(total),
+        : numIt_(total),
+          printEvery_(printEvery),
+          startTime_(std::chrono::steady_clock::now()),
           periodNs_(periodToNs(printEvery)),
           startNs_(progress_detail::preciseNowNs()),
           style_(style),
@@ -260,6 +289,48 @@ protected:
         progress_detail::registry().add(this);
 #endif
     }
+
+    // ---- RcppThread's protected interface, for derived classes ------------
+
+    //! RcppThread's rule for "a line is due now": once per printEvery_
+    //! seconds since the start, and when the count is complete. RcppSpool
+    //! does not use it (its own rule is the same, per thread that may draw).
+    bool needsPrint()
+    {
+        using namespace std::chrono;
+        const double passed = duration<double>(steady_clock::now() - startTime_).count();
+        bool needsUpdate = printEvery_ <= 0 || passed / printEvery_ > double(numUpdates_ + 1);
+        needsUpdate = needsUpdate || it_ == numIt_;
+        if (needsUpdate) numUpdates_++;
+        return needsUpdate;
+    }
+    //! Seconds left, estimated from the rate so far (RcppThread's estimate).
+    std::size_t remainingSecs()
+    {
+        using namespace std::chrono;
+        const std::size_t it = std::max<std::size_t>(1, std::min<std::size_t>(it_, numIt_));
+        const float diff = duration<float>(steady_clock::now() - startTime_).count();
+        return static_cast<std::size_t>((numIt_ - it) * diff / it);
+    }
+    //! RcppThread's text after the message: "100% (done)" and a newline when
+    //! the count is complete, else "37%  (~2s remaining)" (padded with blanks).
+    std::string progressString()
+    {
+        using namespace std::chrono;
+        const std::int64_t now =
+            startNs_ + duration_cast<nanoseconds>(steady_clock::now() - startTime_).count();
+        const std::size_t c = it_.load(std::memory_order_acquire);
+        return statusText(c, c >= numIt_, now, false);
+    }
+    //! Seconds as RcppThread writes them: "45s", "3m12s", "2h5m", "1d3h".
+    std::string formatTime(std::size_t secs) { return progress_detail::formatTime(secs); }
+
+    std::atomic_size_t it_{0};          //!< units counted (the hot path)
+    std::atomic_size_t numUpdates_{0};  //!< lines due under needsPrint()'s rule
+    std::atomic_bool isDone_{false};    //!< the final line was drawn
+    const std::size_t numIt_;           //!< the total
+    const double printEvery_;           //!< seconds between lines (size_t in RcppThread)
+    const std::chrono::time_point<std::chrono::steady_clock> startTime_;
 
 private:
 #ifndef RCPPSPOOL_STANDALONE
@@ -287,9 +358,9 @@ private:
     //! read and a comparison, and a draw at most once per period.
     std::size_t add(std::size_t n)
     {
-        const std::size_t c = count_.fetch_add(n, std::memory_order_relaxed) + n;
-        if (mayDraw() && !done_.load(std::memory_order_relaxed)) {
-            if (c >= total_)
+        const std::size_t c = it_.fetch_add(n, std::memory_order_relaxed) + n;
+        if (mayDraw() && !isDone_.load(std::memory_order_relaxed)) {
+            if (c >= numIt_)
                 draw(true);  // the final line: wait for a draw in progress
             else if (periodNs_ == 0 || progress_detail::fastNowNs() >= nextDrawNs_.load(std::memory_order_relaxed))
                 draw(false);  // intermediate: skip if another thread is drawing
@@ -307,20 +378,21 @@ private:
         drawLocked(progress_detail::preciseNowNs());
     }
 
-    //! Draws if something changed and the period passed (or the count is
-    //! complete). Requires drawMutex_.
+    //! Calls printProgress() if something changed and the period passed (or
+    //! the count is complete). Requires drawMutex_.
     void drawLocked(std::int64_t now)
     {
-        if (done_.load(std::memory_order_relaxed)) return;
-        const std::size_t c = count_.load(std::memory_order_acquire);
+        if (isDone_.load(std::memory_order_relaxed)) return;
+        const std::size_t c = it_.load(std::memory_order_acquire);
         if (c == 0) return;  // nothing happened yet
-        const bool final = c >= total_;
+        const bool final = c >= numIt_;
         if (!final && (c == drawnCount_ || now < nextDrawNs_.load(std::memory_order_relaxed))) return;
-        std::string text = render(c, final, now);
         drawnCount_ = c;
         nextDrawNs_.store(now + periodNs_, std::memory_order_relaxed);
-        if (final) done_.store(true, std::memory_order_relaxed);
-        emit(text);
+        printProgress();
+        // A derived printProgress() that does not mark the end itself (or
+        // whose count overshot the total) must still not draw forever.
+        if (final) isDone_.store(true, std::memory_order_relaxed);
     }
 
     //! Writes a drawn line (main thread in R): first the lines workers
@@ -333,19 +405,13 @@ private:
         host::write(stream_.load(std::memory_order_relaxed), text);
     }
 
-    //! The line for count `c` at time `now`: RcppThread's text, or with the
-    //! elapsed time when asked for.
-    std::string render(std::size_t c, bool final, std::int64_t now) const
+    //! "100% (done)" or "37%  (~2s remaining)", with the elapsed time if
+    //! `showElapsed`, for count `c` at time `now` (RcppThread's text).
+    std::string statusText(std::size_t c, bool final, std::int64_t now, bool showElapsed) const
     {
-        const std::size_t it = std::min(c, total_);
+        const std::size_t it = std::min(c, numIt_);
         const float elapsed = float(double(now - startNs_) * 1e-9);
-        const bool showElapsed = showElapsed_.load(std::memory_order_relaxed);
         std::ostringstream line;
-        line << "\r" << msg_;
-        if (style_ == Style::bar) {
-            double pct = final ? 100.0 : std::round(it * 100.0 / total_);
-            line << progress_detail::makeBar(static_cast<std::size_t>(pct));
-        }
         if (final) {
             if (showElapsed)
                 line << "100% (done in " << progress_detail::formatTime(static_cast<std::size_t>(elapsed))
@@ -353,9 +419,9 @@ private:
             else
                 line << "100% (done)                         \n";
         } else {
-            double pct = std::round(it * 100.0 / total_);
+            double pct = std::round(it * 100.0 / numIt_);
             // RcppThread's estimate, in float as there: (total - it) * elapsed / it
-            auto remaining = static_cast<std::size_t>((total_ - it) * elapsed / it);
+            auto remaining = static_cast<std::size_t>((numIt_ - it) * elapsed / std::max<std::size_t>(it, 1));
             line << pct << "%  (";
             if (showElapsed) line << progress_detail::formatTime(static_cast<std::size_t>(elapsed)) << " elapsed, ";
             line << "~" << progress_detail::formatTime(remaining) << " remaining)       ";
@@ -363,12 +429,21 @@ private:
         return line.str();
     }
 
-    std::atomic<std::size_t> count_{0};  //!< units counted (the hot path)
-    const std::size_t total_;
+    //! The whole line for count `c` at time `now`.
+    std::string render(std::size_t c, bool final, std::int64_t now) const
+    {
+        std::string line = "\r" + msg_;
+        if (style_ == Style::bar) {
+            const std::size_t it = std::min(c, numIt_);
+            double pct = final ? 100.0 : std::round(it * 100.0 / numIt_);
+            line += progress_detail::makeBar(static_cast<std::size_t>(pct));
+        }
+        return line + statusText(c, final, now, showElapsed_.load(std::memory_order_relaxed));
+    }
+
     const std::int64_t periodNs_;
     const std::int64_t startNs_;
     std::atomic<std::int64_t> nextDrawNs_{0};  //!< no intermediate line before this time
-    std::atomic<bool> done_{false};            //!< the final line was drawn
     const Style style_;
     const std::string msg_;
     std::atomic<host::Stream> stream_;
@@ -444,7 +519,7 @@ inline void Registry::drawAll()
     if (items_.empty()) return;
     const std::int64_t now = preciseNowNs();
     for (ProgressPrinter* p : items_) {
-        if (p->done_.load(std::memory_order_relaxed)) continue;
+        if (p->isDone_.load(std::memory_order_relaxed)) continue;
         std::lock_guard<std::mutex> plk(p->drawMutex_);
         p->drawLocked(now);
     }
