@@ -17,6 +17,8 @@
 // environment and the machine decide, on any thread.
 #pragma once
 
+#include "abi.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "engine/cores.h"
+#include "engine/runtime.h"
 #include "host/main_thread.h"
 
 #ifdef RCPPSPOOL_STANDALONE
@@ -36,11 +39,12 @@
 #endif
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace detail {
 
 //! Processors and cgroup limits, read once per process (parallelly also
 //! reads them once per session): they do not change under a running process.
-inline const engine::MachineFacts& machineFacts()
+RCPPSPOOL_HIDDEN inline const engine::MachineFacts& machineFacts()
 {
     static const engine::MachineFacts facts = engine::readMachineFacts();
     return facts;
@@ -142,10 +146,10 @@ struct SettingsCache {
     std::string coresError, threadsError;
 };
 
-inline SettingsCache& settingsCache()
+RCPPSPOOL_HIDDEN inline SettingsCache& settingsCache()
 {
-    static SettingsCache cache;
-    return cache;
+    static SettingsCache* const cache = engine::runtime::state<SettingsCache, engine::runtime::Slot::settings>();
+    return *cache;
 }
 
 inline void remember(std::atomic<long long>& slot, std::string& errorSlot, long long count, const std::string& error)
@@ -181,7 +185,7 @@ bool fromCache(std::atomic<long long>& slot, const std::string& errorSlot, Resul
 //! yet given). On R's main thread it reads the options (unless they are
 //! unchanged since the last call) and updates the cache; on other threads in
 //! R it answers from the cache. Without R: the environment, on any thread.
-inline engine::CoresResult coresNow()
+RCPPSPOOL_HIDDEN inline engine::CoresResult coresNow()
 {
     auto& cache = settingsCache();
     const bool withOptions = canReadOptions();
@@ -204,7 +208,7 @@ inline engine::CoresResult coresNow()
 }
 
 //! defaultThreads() now, as coresNow().
-inline engine::ThreadsResult threadsNow()
+RCPPSPOOL_HIDDEN inline engine::ThreadsResult threadsNow()
 {
     auto& cache = settingsCache();
     const bool withOptions = canReadOptions();
@@ -232,7 +236,7 @@ inline engine::ThreadsResult threadsNow()
 
 //! The warnings not given before (by this shared object): each one is given
 //! once, not at every loop.
-inline std::vector<std::string> newWarnings(const std::vector<std::string>& warnings)
+RCPPSPOOL_HIDDEN inline std::vector<std::string> newWarnings(const std::vector<std::string>& warnings)
 {
     static std::mutex mutex;
     static std::set<std::string> given;
@@ -299,4 +303,5 @@ inline std::size_t defaultThreads()
     return r.count;
 }
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

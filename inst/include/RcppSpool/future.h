@@ -1,6 +1,8 @@
 // Future<T>: the result of pushReturn()/async(), waited for without blocking a worker.
 #pragma once
 
+#include "abi.h"
+
 #include <chrono>
 #include <future>
 #include <stdexcept>
@@ -10,6 +12,7 @@
 #include "engine/loop.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 //! The eventual result of a task started with pushReturn() or async().
 //!
@@ -128,4 +131,5 @@ private:
     engine::FutureState<T>* state_ = nullptr;
 };
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

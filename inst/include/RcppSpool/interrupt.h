@@ -1,11 +1,14 @@
 // Checking for the user's interrupt, from any thread.
 #pragma once
 
+#include "abi.h"
+
 #include <exception>
 
 #include "engine/host_hooks.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 // With Rcpp (Rcpp.h included before this header, as usual), the exception is
 // also Rcpp's own interrupt, so that an Rcpp function that lets it escape ends
@@ -23,7 +26,7 @@ public:
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
 // Wins over the plain variant, whichever file of the shared object runs first.
-inline const bool interruptErrorInstalled = [] {
+RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
     engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;
 }();
@@ -39,7 +42,7 @@ public:
 };
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
-inline const bool interruptErrorInstalled = [] {
+RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
     if (!engine::hostHooks().interruptError) engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;
 }();
@@ -67,4 +70,5 @@ inline void checkUserInterrupt(bool condition = true)
     }
 }
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

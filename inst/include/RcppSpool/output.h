@@ -1,6 +1,8 @@
 // Rcout and Rcerr: printing from any thread.
 #pragma once
 
+#include "abi.h"
+
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -12,6 +14,7 @@
 #endif
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 //! A stream that may be written from any thread, like std::cout.
 //!
@@ -51,20 +54,26 @@ public:
     //! without a final newline is not lost with the thread.
     void flushThisThread() const { commit(buffer(), true); }
 
-private:
     // Per thread and stream: `format` formats one `<<` at a time (and keeps
     // the stream's flags, widths and precision across them); `line` holds
     // the unfinished line. Only the new piece is searched for a line end, so
     // a long line built by many `<<` costs linear time, not quadratic.
+    // (Public only because the process's runtime keeps them: src/runtime.cpp.)
     struct Buffer {
         std::ostringstream format;
         std::string line;
     };
+    //! A thread's unfinished text on both streams.
+    struct Buffers {
+        Buffer out, err;
+    };
 
-    Buffer& buffer() const
+private:
+    RCPPSPOOL_HIDDEN Buffer& buffer() const
     {
-        static thread_local Buffer out, err;
-        return stream_ == host::Stream::out ? out : err;
+        static thread_local Buffers* const mine =
+            engine::runtime::threadState<Buffers, engine::runtime::ThreadSlot::printBuffers>();
+        return stream_ == host::Stream::out ? mine->out : mine->err;
     }
 
     // R's main thread writes at once (the host keeps other threads' lines out
@@ -108,9 +117,10 @@ using RErrPrinter = RPrinter;
 #ifndef RCPPSPOOL_RCOUT_DEFINED
 #define RCPPSPOOL_RCOUT_DEFINED
 //! Like std::cout (Rprintf in R), usable from any thread.
-inline RPrinter Rcout(host::Stream::out);
+RCPPSPOOL_HIDDEN inline RPrinter Rcout(host::Stream::out);
 //! Like std::cerr (REprintf in R), usable from any thread.
-inline RPrinter Rcerr(host::Stream::err);
+RCPPSPOOL_HIDDEN inline RPrinter Rcerr(host::Stream::err);
 #endif
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -36,6 +36,8 @@
 //   spelling (e.g. `#x`).
 #pragma once
 
+#include "abi.h"
+
 #include "output.h"
 #include "thread.h"
 
@@ -96,7 +98,7 @@
 #if defined(RCPPSPOOL_DETAIL_OVERRIDE_COUT) && !defined(cout)
 namespace std {
 //! What `std::cout` names under RCPPSPOOL_OVERRIDE_COUT: RcppSpool::Rcout.
-inline ::RcppSpool::RPrinter& RcppSpoolRcout = ::RcppSpool::Rcout;
+RCPPSPOOL_HIDDEN inline ::RcppSpool::RPrinter& RcppSpoolRcout = ::RcppSpool::Rcout;
 }  // namespace std
 #define cout RcppSpoolRcout
 #endif
@@ -105,7 +107,7 @@ inline ::RcppSpool::RPrinter& RcppSpoolRcout = ::RcppSpool::Rcout;
 namespace std {
 //! What `std::cerr` names under RCPPSPOOL_OVERRIDE_CERR: RcppSpool::Rcerr
 //! (R's error stream, REprintf).
-inline ::RcppSpool::RPrinter& RcppSpoolRcerr = ::RcppSpool::Rcerr;
+RCPPSPOOL_HIDDEN inline ::RcppSpool::RPrinter& RcppSpoolRcerr = ::RcppSpool::Rcerr;
 }  // namespace std
 #define cerr RcppSpoolRcerr
 #endif

@@ -1,6 +1,8 @@
 // Free functions on the global pool: parallelFor, push, async, wait, ...
 #pragma once
 
+#include "abi.h"
+
 #include <cstddef>
 #include <future>
 #include <iterator>
@@ -13,6 +15,7 @@
 #include "thread_pool.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 //! Runs `f(i)` for every i in [begin, end) on up to `nThreads` threads (the
 //! caller and nThreads - 1 workers of the global pool) and returns when all
@@ -86,4 +89,5 @@ auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf
 //! Waits for all work pushed to the global pool (see ThreadPool::wait()).
 inline void wait() { ThreadPool::globalInstance().wait(); }
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

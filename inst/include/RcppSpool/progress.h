@@ -31,6 +31,8 @@
 // error, an interrupt) draws no final line, as with RcppThread.
 #pragma once
 
+#include "abi.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -47,6 +49,7 @@
 #include "output.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 class ProgressPrinter;
 
@@ -71,7 +74,7 @@ inline std::int64_t preciseNowNs() noexcept
 //! whether a draw may be due; the draw itself checks again with
 //! preciseNowNs(), so a reading that is still late only delays a draw by a
 //! few milliseconds and never breaks the rate limit.
-inline std::int64_t fastNowNs() noexcept
+RCPPSPOOL_HIDDEN inline std::int64_t fastNowNs() noexcept
 {
 #if defined(__linux__) && defined(CLOCK_MONOTONIC) && defined(CLOCK_MONOTONIC_COARSE)
     static const std::int64_t tick = [] {
@@ -156,9 +159,13 @@ private:
 
 //! Never destroyed: a progress object that outlives static destruction
 //! (a global one) can still leave it.
-inline Registry& registry()
+struct RegistryHolder {
+    Registry* registry = new Registry();
+};
+RCPPSPOOL_HIDDEN inline Registry& registry()
 {
-    static Registry* r = new Registry();
+    static Registry* const r =
+        engine::runtime::state<RegistryHolder, engine::runtime::Slot::progress>()->registry;
     return *r;
 }
 
@@ -528,4 +535,5 @@ inline void Registry::drawAll()
 }  // namespace progress_detail
 #endif
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

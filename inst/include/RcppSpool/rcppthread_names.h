@@ -2,16 +2,19 @@
 // kept so that code written for RcppThread compiles unchanged.
 #pragma once
 
+#include "abi.h"
+
 #include <thread>
 
 #include "host/main_thread.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 //! The id of R's main thread (the thread that loaded the code), as
 //! RcppThread's `mainThreadID`: `std::this_thread::get_id() == mainThreadID`
 //! tells whether R's API may be called here.
-inline const std::thread::id mainThreadID = host::mainThreadId();
+RCPPSPOOL_HIDDEN inline const std::thread::id mainThreadID = host::mainThreadId();
 
 //! RcppThread's singleton behind Rcout, Rcerr and interrupt checks. RcppSpool
 //! needs no such object; `RMonitor::instance()` exists (and does nothing) so
@@ -33,4 +36,5 @@ private:
     RMonitor() = default;
 };
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,6 +1,8 @@
 // parallelReduce: a reduction whose result does not depend on the thread count.
 #pragma once
 
+#include "abi.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <type_traits>
@@ -12,6 +14,7 @@
 #include "thread_pool.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 namespace detail {
 template <class Map, class = void>
@@ -58,4 +61,5 @@ T parallelReduce(std::ptrdiff_t begin, std::ptrdiff_t end, T identity, Map&& map
     return result;
 }
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

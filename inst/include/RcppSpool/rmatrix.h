@@ -1,10 +1,13 @@
 // RMatrix: a view of an R matrix's memory that worker threads may use.
 #pragma once
 
+#include "abi.h"
+
 #include <cstddef>
 #include <iterator>
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 //! A view of a column-major matrix (an R matrix: Rcpp::NumericMatrix,
 //! IntegerMatrix, ...), as RcppThread's and RcppParallel's RMatrix.
@@ -165,4 +168,5 @@ private:
     std::size_t ncol_;
 };
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

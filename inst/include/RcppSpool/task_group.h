@@ -1,6 +1,8 @@
 // TaskGroup: structured task parallelism (run, then wait for all of them).
 #pragma once
 
+#include "abi.h"
+
 #include <exception>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "thread_pool.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 //! A set of tasks waited for together, as tbb::task_group.
 //!
@@ -66,4 +69,5 @@ private:
     engine::Context ctx_;
 };
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

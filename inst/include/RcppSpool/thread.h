@@ -1,6 +1,8 @@
 // Thread: std::thread that keeps R responsive while joined and reports exceptions.
 #pragma once
 
+#include "abi.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +18,7 @@
 #include "thread_pool.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 //! A thread with std::thread's interface. join() on R's main thread keeps R
 //! responsive (output, interrupts) and rethrows an exception thrown by the
@@ -116,4 +119,5 @@ private:
     std::shared_ptr<State> state_;
 };
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

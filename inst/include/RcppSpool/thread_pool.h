@@ -1,6 +1,8 @@
 // ThreadPool: the public face of the work-stealing scheduler.
 #pragma once
 
+#include "abi.h"
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -17,6 +19,7 @@
 #include "future.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 
 namespace detail {
 
@@ -105,10 +108,10 @@ public:
     //! It starts with defaultThreads() workers; setNumThreads() on it works
     //! before and after first use. Its destruction at exit waits only for
     //! running tasks.
-    static ThreadPool& globalInstance()
+    RCPPSPOOL_HIDDEN static ThreadPool& globalInstance()
     {
-        static ThreadPool pool;
-        return pool;
+        static ThreadPool* const pool = engine::runtime::state<ThreadPool, engine::runtime::Slot::globalPool>();
+        return *pool;
     }
 
     //! Queues `f(args...)`; f and args are decay-copied. Returns at once.
@@ -274,4 +277,5 @@ private:
     std::size_t joinedWorkers_ = 0;  // workers to restart after join(), if any
 };
 
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,12 +1,17 @@
 // A group of work that somebody may wait for: a counter, an error, a cancel flag.
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
 #include <cstddef>
 #include <exception>
 #include <mutex>
 
+#include "runtime.h"
+
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 //! Counts the unfinished pieces of one group of work (a pool's outside
@@ -80,10 +85,13 @@ public:
 
 private:
     alignas(64) std::atomic<std::ptrdiff_t> pending_{0};
-    static std::atomic<unsigned>& cancelEpoch() noexcept
+    RCPPSPOOL_HIDDEN static std::atomic<unsigned>& cancelEpoch() noexcept
     {
-        static std::atomic<unsigned> epoch{1};
-        return epoch;
+        // Starts at 0, as checkedEpoch_: a context created before any
+        // cancellation has nothing to look for.
+        static std::atomic<unsigned>* const epoch =
+            runtime::state<std::atomic<unsigned>, runtime::Slot::cancelEpoch>();
+        return *epoch;
     }
 
     std::atomic<bool> cancelled_{false};
@@ -96,4 +104,5 @@ private:
 };
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -12,6 +12,8 @@
 // MachineFacts, read from a root directory that tests can fake.
 #pragma once
 
+#include "../abi.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -45,6 +47,7 @@ extern char** environ;  // POSIX; declared here in case <unistd.h> did not
 #endif
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 // ---------------------------------------------------------------------------
@@ -800,7 +803,7 @@ struct CoresResult {
 
 //! The methods parallelly uses when its option does not say otherwise, in
 //! its order: where several give the same minimum, the first names the result.
-inline const std::vector<std::string>& defaultCoresMethods()
+RCPPSPOOL_HIDDEN inline const std::vector<std::string>& defaultCoresMethods()
 {
     static const std::vector<std::string> m = {"system", "cgroups.cpuset", "cgroups.cpuquota", "cgroups2.cpu.max",
                                                "nproc", "mc.cores", "BiocParallel", "_R_CHECK_LIMIT_CORES_",
@@ -1237,7 +1240,7 @@ inline bool parseThreadCount(const std::string& text, std::size_t& n)
 //! program) that compiled these headers is loaded, rather than at the first
 //! pool: forkGeneration() then counts every fork since the load, even in a
 //! package that had not run parallel code before its process forked.
-inline const unsigned forkGenerationAtLoad = forkGeneration();
+RCPPSPOOL_HIDDEN inline const unsigned forkGenerationAtLoad = forkGeneration();
 
 //! True in a child created by fork() (parallel::mclapply(), future's
 //! multicore, makeForkCluster()) since these headers were loaded.
@@ -1306,4 +1309,5 @@ inline ThreadsResult computeDefaultThreads(const OptionReader& option, const Env
 }
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,21 +1,26 @@
 // Detecting that we run in a child created by fork().
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
+
+#include "runtime.h"
 #if !defined(_WIN32)
 #include <pthread.h>
 #endif
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 //! Increases in a child process after every fork(). A pool remembers the
 //! generation it was made in; in a later one its worker threads do not exist
 //! (fork copies only the calling thread), so it must not wait for them.
-inline std::atomic<unsigned>& forkGenerationCounter() noexcept
+RCPPSPOOL_HIDDEN inline std::atomic<unsigned>& forkGenerationCounter() noexcept
 {
-    static std::atomic<unsigned> gen{0};
-    return gen;
+    static std::atomic<unsigned>* const gen = runtime::state<std::atomic<unsigned>, runtime::Slot::forkGeneration>();
+    return *gen;
 }
 
 namespace detail {
@@ -31,7 +36,7 @@ inline bool registerForkHandler() noexcept
 
 //! Registers the fork handler (once per shared object; cheap afterwards).
 //! Called when a pool is made and when the package is loaded.
-inline void watchForks() noexcept
+RCPPSPOOL_HIDDEN inline void watchForks() noexcept
 {
     static const bool registered = detail::registerForkHandler();
     (void)registered;
@@ -53,4 +58,5 @@ inline unsigned currentForkGeneration() noexcept
 }
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,6 +1,8 @@
 // The state a task shares with the Future that waits for its result.
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
 #include <exception>
 #include <functional>
@@ -14,6 +16,7 @@
 #include "scheduler.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 //! Shared by a task and its Future: the result (or exception), a ready flag,
@@ -175,4 +178,5 @@ struct ResultTask {
 };
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,10 +1,15 @@
 // What the engine needs from its host (R, or plain C++): nothing else.
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
 #include <exception>
 
+#include "runtime.h"
+
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 //! The host is the program the engine runs in. In R, one thread (R's main
@@ -21,10 +26,10 @@ struct HostHooks {
     std::exception_ptr (*interruptError)() = nullptr;
 };
 
-inline HostHooks& hostHooks() noexcept
+RCPPSPOOL_HIDDEN inline HostHooks& hostHooks() noexcept
 {
-    static HostHooks hooks;
-    return hooks;
+    static HostHooks* const hooks = runtime::state<HostHooks, runtime::Slot::hostHooks>();
+    return *hooks;
 }
 
 inline bool onServiceThread() noexcept
@@ -35,10 +40,10 @@ inline bool onServiceThread() noexcept
 
 //! Set by the host when the user asked to stop. Loops stop at their next
 //! chunk, queued tasks are dropped, and the waiting call throws.
-inline std::atomic<bool>& interruptFlag() noexcept
+RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
 {
-    static std::atomic<bool> flag{false};
-    return flag;
+    static std::atomic<bool>* const flag = runtime::state<std::atomic<bool>, runtime::Slot::interruptFlag>();
+    return *flag;
 }
 inline bool interruptRequested() noexcept
 {
@@ -59,4 +64,5 @@ inline std::exception_ptr interruptError()
 }
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

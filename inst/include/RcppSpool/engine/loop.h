@@ -1,6 +1,8 @@
 // Parallel loops over index ranges: chunks claimed in order, sized adaptively.
 #pragma once
 
+#include "../abi.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "scheduler.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 //! The shared state of one parallel loop over [begin, end).
@@ -79,9 +82,12 @@ public:
     //! counts as one of the participants.
     void process()
     {
+        const bool outside = !sched_.isOwnWorker();
+        if (outside) sched_.outsideJoins();
         active_.fetch_add(1, std::memory_order_relaxed);
         run();
         active_.fetch_sub(1, std::memory_order_relaxed);
+        if (outside) sched_.outsideLeaves();
     }
 
     bool done() const { return remaining_.load(std::memory_order_acquire) == 0; }
@@ -267,4 +273,5 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
 }
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

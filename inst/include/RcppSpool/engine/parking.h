@@ -1,12 +1,15 @@
 // Where idle threads sleep until there is something for them.
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 //! A place for threads to sleep without missing a wake-up.
@@ -32,6 +35,36 @@ public:
         }
         cv_.wait(lk, [&] { return tokens_ > 0; });
         --tokens_;
+    }
+
+    //! As park(ready), but first asks `beforeSleep(asleep)` how long to sleep
+    //! at most: a std::chrono::nanoseconds, max() for no limit, zero (or
+    //! less) for not at all (the caller has something to do first). It is
+    //! called under the lock, `asleep` being the number of threads counted
+    //! as asleep here, this one included; while the lock is held, every other
+    //! one of them is inside its wait.
+    template <class Ready, class BeforeSleep>
+    void park(Ready&& ready, BeforeSleep&& beforeSleep)
+    {
+        std::unique_lock<std::mutex> lk(m_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        if (ready()) {
+            sleepers_.fetch_sub(1, std::memory_order_relaxed);
+            return;
+        }
+        const std::chrono::nanoseconds limit = beforeSleep(sleepers_.load(std::memory_order_relaxed));
+        if (limit <= limit.zero()) {
+            sleepers_.fetch_sub(1, std::memory_order_relaxed);
+            return;
+        }
+        if (limit == std::chrono::nanoseconds::max()) {
+            cv_.wait(lk, [&] { return tokens_ > 0; });
+            --tokens_;
+        } else if (cv_.wait_for(lk, limit, [&] { return tokens_ > 0; })) {
+            --tokens_;
+        } else {
+            sleepers_.fetch_sub(1, std::memory_order_relaxed);  // nobody counted us out
+        }
     }
 
     template <class Ready, class Rep, class Per>
@@ -82,4 +115,5 @@ private:
 };
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,11 +1,12 @@
 // The work-stealing scheduler: worker threads, where tasks go, how waits help.
 #pragma once
 
+#include "../abi.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@
 #include "work_deque.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 class Scheduler;
@@ -45,55 +47,121 @@ struct Frame {
     Frame* outer;                      //!< the frame this one interrupted (helping waits nest)
 };
 
-inline Frame*& currentFrame() noexcept
+RCPPSPOOL_HIDDEN inline Frame*& currentFrame() noexcept
 {
-    static thread_local Frame* frame = nullptr;
-    return frame;
+    static thread_local Frame** const frame = runtime::threadState<Frame*, runtime::ThreadSlot::frame>();
+    return *frame;
 }
 
 //! A FIFO for tasks submitted from threads outside the pool. Workers take
 //! several at a time into their own deque, so that the lock is rarely
 //! contended and the tasks stay stealable.
+//!
+//! A ring buffer that doubles when full. What a burst made it grow beyond
+//! kKeepCapacity is kept while the queue is in use and given back once it
+//! has been empty for a while (releaseIdle(), called by the scheduler when
+//! the pool is idle): bursts that follow each other closely reuse the
+//! memory, and a burst does not stay resident for the rest of the session.
 class InjectionQueue {
 public:
+    using Clock = std::chrono::steady_clock;
+    //! Capacity of the first buffer, in tasks (4 KB).
+    static constexpr std::size_t kReserveCapacity = 64;
+    //! A buffer up to this size (64 KB) is kept for good.
+    static constexpr std::size_t kKeepCapacity = 1024;
+
+    //! Raw storage for `capacity` Tasks (a power of two); Tasks are trivially
+    //! copyable, so nothing is constructed or destroyed but what is pushed.
+    struct Ring {
+        Task* slots = nullptr;
+        std::size_t capacity = 0;
+        Ring() = default;
+        explicit Ring(std::size_t cap)
+            : slots(static_cast<Task*>(allocateQueueMemory(cap * sizeof(Task)))), capacity(cap) {}
+        Ring(Ring&& o) noexcept : slots(std::exchange(o.slots, nullptr)), capacity(std::exchange(o.capacity, 0)) {}
+        Ring& operator=(Ring&& o) noexcept
+        {
+            std::swap(slots, o.slots);
+            std::swap(capacity, o.capacity);
+            return *this;
+        }
+        ~Ring() { freeQueueMemory(slots, capacity * sizeof(Task)); }
+    };
+
     void push(const Task& t)
     {
         std::lock_guard<std::mutex> lk(m_);
-        q_.push_back(t);
-        size_.store(q_.size(), std::memory_order_seq_cst);
+        if (count_ == ring_.capacity) grow();
+        ::new (static_cast<void*>(ring_.slots + ((head_ + count_) & (ring_.capacity - 1)))) Task(t);
+        ++count_;
+        size_.store(count_, std::memory_order_seq_cst);
     }
     //! Moves up to `maxBatch` tasks: the first into `first`, the rest into `deque`.
     bool takeBatch(Task& first, WorkDeque& deque, std::size_t maxBatch)
     {
         if (size_.load(std::memory_order_relaxed) == 0) return false;
         std::lock_guard<std::mutex> lk(m_);
-        if (q_.empty()) return false;
-        first = q_.front();
-        q_.pop_front();
-        std::size_t n = std::min(maxBatch, q_.size());
-        for (std::size_t i = 0; i < n; ++i) {
-            deque.push(q_.front());
-            q_.pop_front();
-        }
-        size_.store(q_.size(), std::memory_order_relaxed);
+        if (count_ == 0) return false;
+        first = popFront();
+        std::size_t n = std::min(maxBatch, count_);
+        for (std::size_t i = 0; i < n; ++i) deque.push(popFront());
+        size_.store(count_, std::memory_order_relaxed);
         return true;
     }
     bool takeOne(Task& out)
     {
         if (size_.load(std::memory_order_relaxed) == 0) return false;
         std::lock_guard<std::mutex> lk(m_);
-        if (q_.empty()) return false;
-        out = q_.front();
-        q_.pop_front();
-        size_.store(q_.size(), std::memory_order_relaxed);
+        if (count_ == 0) return false;
+        out = popFront();
+        size_.store(count_, std::memory_order_relaxed);
         return true;
     }
     std::size_t size() const { return size_.load(std::memory_order_seq_cst); }
 
+    //! If a burst left the buffer larger than kKeepCapacity and the queue
+    //! has been empty since `cutoff` or before, moves the buffer into `out`
+    //! (for the caller to free, outside the lock) and returns true; if it was
+    //! emptied after `cutoff`, lowers `pending` to when. Any thread.
+    bool releaseIdle(Ring& out, Clock::time_point cutoff, Clock::time_point& pending)
+    {
+        if (!large_.load(std::memory_order_relaxed)) return false;
+        std::lock_guard<std::mutex> lk(m_);
+        if (count_ != 0 || ring_.capacity <= kKeepCapacity) return false;
+        if (emptiedAt_ > cutoff) {
+            if (emptiedAt_ < pending) pending = emptiedAt_;
+            return false;
+        }
+        out = std::move(ring_);  // the next push starts again with a small buffer
+        head_ = 0;
+        large_.store(false, std::memory_order_relaxed);
+        return true;
+    }
+
 private:
+    Task popFront()
+    {
+        Task t = ring_.slots[head_];
+        head_ = (head_ + 1) & (ring_.capacity - 1);
+        if (--count_ == 0 && ring_.capacity > kKeepCapacity) emptiedAt_ = Clock::now();
+        return t;
+    }
+    void grow()
+    {
+        Ring bigger(ring_.capacity ? 2 * ring_.capacity : kReserveCapacity);
+        for (std::size_t i = 0; i < count_; ++i)
+            ::new (static_cast<void*>(bigger.slots + i)) Task(ring_.slots[(head_ + i) & (ring_.capacity - 1)]);
+        head_ = 0;
+        ring_ = std::move(bigger);  // the old buffer goes with `bigger`
+        if (ring_.capacity > kKeepCapacity) large_.store(true, std::memory_order_relaxed);
+    }
+
     std::mutex m_;
-    std::deque<Task> q_;
+    Ring ring_;                         // guarded by m_, as the three below
+    std::size_t head_ = 0, count_ = 0;
+    Clock::time_point emptiedAt_;       // when a large buffer was last emptied
     std::atomic<std::size_t> size_{0};
+    std::atomic<bool> large_{false};    // ring_ is larger than kKeepCapacity
 };
 
 //! The scheduler behind a ThreadPool. It knows nothing of R: the host hooks
@@ -185,7 +253,10 @@ public:
         // Only the service thread needs the clock (recursive waits are hot).
         auto lastService = service ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         for (int spins = 0;; ++spins) {
-            if (done()) return true;
+            if (done()) {
+                if (!w) trimOutside();
+                return true;
+            }
             if (w) {
                 Task t;
                 if (findWork(*w, t)) {
@@ -308,6 +379,14 @@ public:
     }
     bool isPaused() const { return paused_.load(std::memory_order_relaxed); }
 
+    //! How long queue memory that a burst took is kept for the next burst
+    //! once the pool is idle (kReleaseDelay unless changed, e.g. by a test).
+    std::chrono::nanoseconds releaseDelay() const
+    {
+        return std::chrono::nanoseconds(releaseDelayNs_.load(std::memory_order_relaxed));
+    }
+    void setReleaseDelay(std::chrono::nanoseconds d) { releaseDelayNs_.store(d.count(), std::memory_order_relaxed); }
+
     std::size_t numWorkers() const { return workerCount_.load(std::memory_order_relaxed); }
     //! How many threads can work on one loop: the workers plus the caller.
     std::size_t concurrency() const { return inlineMode() ? 1 : numWorkers() + 1; }
@@ -332,6 +411,9 @@ public:
     //! tasks are not affected.
     void dropQueued()
     {
+        // Steals from outside the pool: no deque buffer is freed meanwhile
+        // (see releaseIdleMemory()).
+        std::lock_guard<std::mutex> draining(drainMutex_);
         Task t;
         Counters& n = counters(nullptr);
         auto drop = [&](Task& x) {
@@ -381,6 +463,21 @@ public:
 
     //! True when this thread is one of this scheduler's workers.
     bool isOwnWorker() const { return currentWorker() != nullptr; }
+
+    //! A thread from outside the pool takes part in one of its loops (R's
+    //! main thread in a blocking parallelFor, the body of a loop that calls
+    //! another package's loop): while it does, a worker stands aside (takes
+    //! no new task), so that no more threads compute than the pool has
+    //! workers, as a thread that joins a TBB arena takes one of its slots.
+    //! Worker 0 never stands aside, so queued work always has a thread.
+    void outsideJoins() { outsideParticipants_.fetch_add(1, std::memory_order_seq_cst); }
+    void outsideLeaves()
+    {
+        outsideParticipants_.fetch_sub(1, std::memory_order_seq_cst);
+        // A worker that stood aside and fell asleep may go on (the sleeper
+        // count first: hasVisibleWork() reads every deque).
+        if (idle_.hasSleepers() && hasVisibleWork()) idle_.notifyOne();
+    }
     //! Work runs on the caller: no workers, or we are in a forked child.
     bool inlineMode() const { return numWorkers() == 0 || forked(); }
     bool forked() const { return currentForkGeneration() != generation_; }
@@ -397,38 +494,109 @@ public:
     //! How often the host's service thread is serviced while it waits or works.
     static constexpr std::chrono::milliseconds kServicePeriod{10};
 
-private:
+public:
+    //! One worker thread, its deque and its steal order.
     struct Worker {
         WorkDeque deque;
         std::thread thread;
         std::size_t index = 0;
         std::uint64_t rng = 0;
     };
+    //! Whose worker the current thread is (per-thread runtime state).
+    struct WorkerTls {
+        const Scheduler* scheduler = nullptr;
+        Worker* worker = nullptr;
+    };
+
+private:
 
     //! The outside deque belongs to the first outside thread that submits (in
     //! R: the main thread) for as long as that thread lives; its pushes then
     //! need no lock. Other outside threads use the injection queue. A thread
     //! is identified by the address of a thread_local, which is unique among
     //! live threads.
+    RCPPSPOOL_HIDDEN static const void* outsideToken() noexcept
+    {
+        static thread_local const char* const token = runtime::threadState<char, runtime::ThreadSlot::outsideToken>();
+        return token;
+    }
     bool ownsOutsideDeque()
     {
-        static thread_local char token;
-        const void* me = &token;
+        const void* me = outsideToken();
         const void* owner = outsideOwner_.load(std::memory_order_relaxed);
         if (owner == me) return true;
         if (owner != nullptr) return false;
         return outsideOwner_.compare_exchange_strong(owner, me, std::memory_order_acq_rel) ||
                owner == me;
     }
+    bool isOutsideOwner() const noexcept { return outsideOwner_.load(std::memory_order_relaxed) == outsideToken(); }
 
-    struct WorkerTls {
-        const Scheduler* scheduler = nullptr;
-        Worker* worker = nullptr;
+    // ---- giving back the memory of a burst --------------------------------------
+    // Queues grow with a burst of tasks. At an idle moment, a deque found
+    // empty goes back to its small reserve buffer and retires the large one:
+    // a worker's deque when its worker goes to sleep, the outside deque when
+    // its owner's wait ends (trimOutside()). A retired buffer is not freed at
+    // once: a thief may still read it, and the next burst reuses it. Once a
+    // retired buffer has not been reused for kReleaseDelay, the last worker
+    // to fall asleep frees it, and the injection queue's large buffer if that
+    // has been empty as long (releaseIdleMemory()). None of it is on the path
+    // of a push, pop or steal.
+
+    //! What releaseIdleMemory() took, freed by its caller outside the locks.
+    struct Garbage {
+        WorkDeque::Retired buffers;
+        InjectionQueue::Ring ring;
     };
-    static WorkerTls& workerTls() noexcept
+
+    //! Called by a worker about to sleep, under idle_'s lock, with `asleep`
+    //! the number of workers asleep, itself included. Returns how long it
+    //! may sleep: without limit unless it is the last to sleep and some
+    //! memory waits to be freed. Then it takes into `g` what has waited for
+    //! kReleaseDelay (and returns zero: free it, then sleep again), or
+    //! returns how long until the next is due.
+    //!
+    //! Why retired deque buffers may be freed then: the thieves are the
+    //! workers and dropQueued(). Every worker is asleep, so none is inside a
+    //! steal; one that wakes takes idle_'s lock after us, so it sees each
+    //! deque's buffer as it was when we took the retired ones (a buffer we
+    //! take is not in use). dropQueued() holds drainMutex_: if it runs, we
+    //! take nothing (and look again soon); if it starts later, it sees the
+    //! buffers in use as well.
+    std::chrono::nanoseconds releaseIdleMemory(Garbage& g, int asleep)
     {
-        static thread_local WorkerTls tls;
-        return tls;
+        const auto forever = std::chrono::nanoseconds::max();
+        const std::size_t n = numWorkers();
+        if (asleep < 0 || static_cast<std::size_t>(asleep) != n) return forever;
+        std::unique_lock<std::mutex> noDrain(drainMutex_, std::try_to_lock);
+        if (!noDrain) return std::chrono::milliseconds(10);
+        const auto delay = releaseDelay();
+        const auto now = std::chrono::steady_clock::now();
+        const auto cutoff = now - delay;
+        auto pending = std::chrono::steady_clock::time_point::max();
+        bool took = injection_.releaseIdle(g.ring, cutoff, pending);
+        took = outside_.takeRetired(g.buffers, cutoff, pending) || took;
+        for (std::size_t i = 0; i < n; ++i) took = workers_[i]->deque.takeRetired(g.buffers, cutoff, pending) || took;
+        if (took) return std::chrono::nanoseconds::zero();
+        if (pending == std::chrono::steady_clock::time_point::max()) return forever;
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(pending + delay - now) +
+               std::chrono::milliseconds(1);
+    }
+
+    //! A wait of a thread outside the pool ended. If the thread owns the
+    //! outside deque and a burst left that large and now empty, back to its
+    //! reserve; a sleeping worker is woken to time the release of the old
+    //! buffer (it will be the last to sleep). Not in a forked child: its
+    //! locks may have been held by threads that it does not have.
+    void trimOutside()
+    {
+        if (!isOutsideOwner() || forked() || !outside_.shrink()) return;
+        idle_.notifyOne();
+    }
+
+    RCPPSPOOL_HIDDEN static WorkerTls& workerTls() noexcept
+    {
+        static thread_local WorkerTls* const tls = runtime::threadState<WorkerTls, runtime::ThreadSlot::worker>();
+        return *tls;
     }
     Worker* currentWorker() const noexcept
     {
@@ -503,11 +671,24 @@ private:
         return false;
     }
 
+    //! Worker `w` gives its place to a thread from outside (see outsideJoins()).
+    bool standsAside(const Worker& w) const
+    {
+        const std::size_t out = static_cast<std::size_t>(outsideParticipants_.load(std::memory_order_seq_cst));
+        return out > 0 && w.index != 0 && w.index + out >= numWorkers();
+    }
+
     void workerLoop(Worker& w)
     {
         workerTls() = WorkerTls{this, &w};
         Task t;
         while (!stopping_.load(std::memory_order_relaxed)) {
+            if (standsAside(w)) {
+                idle_.park([&] {
+                    return stopping_.load(std::memory_order_seq_cst) || (!standsAside(w) && hasVisibleWork());
+                });
+                continue;
+            }
             if (findWork(w, t)) {
                 execute(t);
                 continue;
@@ -523,6 +704,7 @@ private:
             const auto spinEnd = std::chrono::steady_clock::now() + kIdleSpin;
             for (int i = 1; !found; ++i) {
                 for (int k = 0; k < 16; ++k) cpuRelax();
+                if (standsAside(w)) break;
                 found = findWork(w, t);
                 if (found || stopping_.load(std::memory_order_relaxed)) break;
                 if ((i & 7) == 0) {
@@ -536,7 +718,13 @@ private:
                 execute(t);
                 continue;
             }
-            idle_.park([&] { return stopping_.load(std::memory_order_seq_cst) || hasVisibleWork(); });
+            // Going to sleep: our deque goes back to its reserve buffer, and
+            // the last worker to sleep frees what bursts left (see
+            // releaseIdleMemory()).
+            w.deque.shrink();
+            Garbage garbage;
+            idle_.park([&] { return stopping_.load(std::memory_order_seq_cst) || hasVisibleWork(); },
+                       [&](int asleep) { return releaseIdleMemory(garbage, asleep); });
         }
         workerTls() = WorkerTls{};
     }
@@ -547,6 +735,12 @@ private:
     static constexpr std::size_t kInjectionBatch = 32;
     static constexpr std::size_t kSaturation = 64;
     static constexpr std::chrono::milliseconds kParkSlice{20};
+    //! How long the pool must be idle before a burst's memory is freed:
+    //! bursts that come closer than this reuse it. Regrowing the buffers of a
+    //! burst of 1e6 tasks costs at most some tens of ms of page faults, small
+    //! against an idle time of half a second.
+    static constexpr std::chrono::milliseconds kReleaseDelay{500};
+    std::atomic<std::int64_t> releaseDelayNs_{std::chrono::nanoseconds(kReleaseDelay).count()};
 
     Context root_;
     const unsigned generation_;
@@ -555,11 +749,13 @@ private:
     InjectionQueue injection_;
     WorkDeque outside_;                        // see ownsOutsideDeque()
     std::atomic<const void*> outsideOwner_{nullptr};
+    std::mutex drainMutex_;                    // held by dropQueued() (see releaseIdleMemory())
     Parking idle_;  // workers without work (and workers waiting while helping)
     Parking done_;  // threads outside the pool waiting for something to finish
     std::atomic<bool> stopping_{false};
     alignas(64) std::atomic<int> searching_{0};  // workers spinning for work (see workerLoop)
     std::atomic<bool> paused_{false};
+    std::atomic<int> outsideParticipants_{0};  // see outsideJoins()
     std::mutex resizeMutex_;
     // Task counts, one set per worker (and one for outside threads), so that
     // counting does not make every task touch a shared cache line.
@@ -581,4 +777,5 @@ private:
 };
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,6 +1,8 @@
 // A unit of work for the scheduler: a type-erased callable in 64 bytes.
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +11,7 @@
 #include <utility>
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 class Context;
@@ -136,4 +139,5 @@ private:
 };
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

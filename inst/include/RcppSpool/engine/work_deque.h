@@ -1,15 +1,61 @@
 // A Chase-Lev work-stealing deque of Tasks.
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <new>
+#include <utility>
 #include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#endif
 
 #include "task.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace engine {
+
+//! Memory for the task queues' buffers (raw, aligned for a Task). Large
+//! blocks come straight from the OS where we can ask it (mmap), so that
+//! freeing one gives it back at once: glibc's malloc, after a large block is
+//! freed, serves blocks up to that size (up to 32 MB) from its heap, and
+//! keeps them resident after they are freed. Elsewhere large blocks of the
+//! system allocator are given back when freed (Windows' heap does).
+constexpr std::size_t kQueueMapBytes = std::size_t(256) << 10;
+
+inline void* allocateQueueMemory(std::size_t bytes)
+{
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MAP_ANONYMOUS)
+    if (bytes >= kQueueMapBytes) {
+        void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        return p;
+    }
+#endif
+    return ::operator new(bytes);
+}
+
+//! Frees what allocateQueueMemory(bytes) returned (null: nothing).
+inline void freeQueueMemory(void* p, std::size_t bytes) noexcept
+{
+    if (!p) return;
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MAP_ANONYMOUS)
+    if (bytes >= kQueueMapBytes) {
+        ::munmap(p, bytes);
+        return;
+    }
+#endif
+    (void)bytes;
+    ::operator delete(p);
+}
 
 //! Work-stealing deque (Chase & Lev 2005; Le et al. 2013): its owner pushes
 //! and pops at the bottom (LIFO, cache-warm), thieves steal from the top
@@ -17,11 +63,46 @@ namespace engine {
 //!
 //! The orderings sit on the atomic operations themselves (seq_cst where the
 //! published algorithm uses a fence), because ThreadSanitizer does not model
-//! standalone fences. The buffer grows without bound; old buffers are kept
-//! until the deque dies, so a thief holding a stale pointer reads valid memory.
+//! standalone fences.
+//!
+//! Memory: the deque starts on a small reserve buffer that it keeps for life.
+//! A burst grows it (doubling); once its owner finds it empty at an idle
+//! moment, shrink() goes back to the reserve, so a burst of a million tasks
+//! does not stay resident for the rest of the session. Neither costs push,
+//! pop or steal anything. A buffer that is left (by growing or shrinking) is
+//! *retired*, not freed: a thief may have loaded its address just before and
+//! still read a slot of it. Until it is freed, the next burst reuses it
+//! (bursts that follow each other closely do not pay for fresh memory again).
+//! Retired buffers are freed by whoever takes them with takeRetired(), which
+//! is allowed only once no thread can still hold such an address: the
+//! scheduler does it when every thread that steals from this deque has been
+//! asleep for a while (see Scheduler::releaseIdleMemory()).
 class WorkDeque {
 public:
-    WorkDeque() : buffer_(new Buffer(64)) { retired_.emplace_back(buffer_.load()); }
+    struct Buffer {
+        explicit Buffer(std::int64_t cap)
+            : capacity(cap), mask(cap - 1), slots(static_cast<TaskSlot*>(allocateQueueMemory(bytes())))
+        {
+            std::uninitialized_default_construct_n(slots, cap);  // nothing to do in C++17
+        }
+        ~Buffer() { freeQueueMemory(slots, bytes()); }  // TaskSlot: trivially destructible
+        Buffer(const Buffer&) = delete;
+        Buffer& operator=(const Buffer&) = delete;
+        TaskSlot& slot(std::int64_t i) { return slots[i & mask]; }
+        std::size_t bytes() const { return static_cast<std::size_t>(capacity) * sizeof(TaskSlot); }
+        const std::int64_t capacity, mask;
+        TaskSlot* const slots;
+    };
+    //! Buffers no longer in use, to be freed when no thief can read them.
+    using Retired = std::vector<std::unique_ptr<Buffer>>;
+    using Clock = std::chrono::steady_clock;
+
+    //! Slots of the reserve buffer (4 KB), kept for the deque's life.
+    static constexpr std::int64_t kReserveCapacity = 64;
+    //! shrink() leaves a buffer of up to this many slots (64 KB) in place.
+    static constexpr std::int64_t kKeepCapacity = 1024;
+
+    WorkDeque() : reserve_(kReserveCapacity), buffer_(&reserve_) {}
     WorkDeque(const WorkDeque&) = delete;
     WorkDeque& operator=(const WorkDeque&) = delete;
 
@@ -81,28 +162,112 @@ public:
     }
     bool empty() const { return size() == 0; }
 
-private:
-    struct Buffer {
-        explicit Buffer(std::int64_t cap) : capacity(cap), mask(cap - 1), slots(new TaskSlot[cap]) {}
-        TaskSlot& slot(std::int64_t i) { return slots[i & mask]; }
-        std::int64_t capacity, mask;
-        std::unique_ptr<TaskSlot[]> slots;
-    };
+    //! Owner only (or whoever stands in for it: no push may run meanwhile).
+    //! If the deque is empty and a burst made its buffer larger than
+    //! kKeepCapacity, goes back to the reserve buffer and retires the large
+    //! one. True if it did. Costs one load when there is nothing to do.
+    //!
+    //! Why a thief holding the old buffer cannot take a task from it: its
+    //! steal read top == t and bottom > t, so the task at t was there; for
+    //! the owner to see the deque empty afterwards, that task must have been
+    //! taken, which moved top past t, so the thief's compare-exchange fails
+    //! and what it read is dropped. Tasks pushed after the shrink are
+    //! published (bottom, seq_cst) after the new buffer, so a thief that sees
+    //! them sees the new buffer too. The reserve buffer is never freed, so
+    //! reusing it is safe in the same way.
+    //!
+    //! Reusing a retired buffer in grow() is safe for the same reason: grow()
+    //! takes one only if it is at least twice as large as the buffer in use,
+    //! so the deque has shrunk since that one was retired: it was empty.
+    bool shrink()
+    {
+        Buffer* a = buffer_.load(std::memory_order_relaxed);
+        if (a->capacity <= kKeepCapacity) return false;
+        std::int64_t b = bottom_.load(std::memory_order_relaxed);
+        std::int64_t t = top_.load(std::memory_order_seq_cst);
+        if (b > t) return false;  // not empty (only the owner adds tasks)
+        buffer_.store(&reserve_, std::memory_order_seq_cst);
+        retire(std::move(live_));
+        return true;
+    }
 
+    //! True if some buffer waits to be freed.
+    bool hasRetired() const { return hasRetired_.load(std::memory_order_seq_cst); }
+
+    //! Moves the retired buffers into `out` if the last one was retired at
+    //! `cutoff` or before; else lowers `pending` to when that was. True if
+    //! it took any. Only once no thief can still read them (see the class
+    //! comment). Any thread.
+    bool takeRetired(Retired& out, Clock::time_point cutoff, Clock::time_point& pending)
+    {
+        if (!hasRetired()) return false;
+        std::lock_guard<std::mutex> lk(retiredMutex_);
+        if (retired_.empty()) return false;
+        if (retiredAt_ > cutoff) {
+            if (retiredAt_ < pending) pending = retiredAt_;
+            return false;
+        }
+        for (auto& r : retired_) out.push_back(std::move(r));
+        retired_.clear();
+        hasRetired_.store(false, std::memory_order_relaxed);
+        return true;
+    }
+
+    //! Slots of the buffer in use (owner's view).
+    std::int64_t capacity() const { return buffer_.load(std::memory_order_relaxed)->capacity; }
+
+private:
     Buffer* grow(Buffer* old, std::int64_t t, std::int64_t b)
     {
-        auto* bigger = new Buffer(old->capacity * 2);
+        std::unique_ptr<Buffer> bigger = reuse(old->capacity * 2);
+        if (!bigger) bigger.reset(new Buffer(old->capacity * 2));
+        // Tasks [t, b) keep their indices: any power-of-two capacity above b - t holds them.
         for (std::int64_t i = t; i < b; ++i) bigger->slot(i).store(old->slot(i).load());
-        retired_.emplace_back(bigger);
-        buffer_.store(bigger, std::memory_order_release);
-        return bigger;
+        Buffer* a = bigger.get();
+        buffer_.store(a, std::memory_order_release);
+        std::unique_ptr<Buffer> previous = std::exchange(live_, std::move(bigger));
+        if (previous) retire(std::move(previous));  // the reserve buffer is kept, not retired
+        return a;
+    }
+
+    //! The largest retired buffer, if it has at least `capacity` slots: a
+    //! burst after a pause goes straight back to the buffer of the last one,
+    //! whose pages are still resident, without copying its way up again.
+    std::unique_ptr<Buffer> reuse(std::int64_t capacity)
+    {
+        if (!hasRetired()) return nullptr;
+        std::lock_guard<std::mutex> lk(retiredMutex_);
+        auto best = retired_.end();
+        for (auto r = retired_.begin(); r != retired_.end(); ++r)
+            if ((*r)->capacity >= capacity && (best == retired_.end() || (*r)->capacity > (*best)->capacity)) best = r;
+        if (best == retired_.end()) return nullptr;
+        std::unique_ptr<Buffer> found = std::move(*best);
+        *best = std::move(retired_.back());
+        retired_.pop_back();
+        if (retired_.empty()) hasRetired_.store(false, std::memory_order_relaxed);
+        return found;
+    }
+
+    void retire(std::unique_ptr<Buffer> buffer)
+    {
+        const auto now = Clock::now();
+        std::lock_guard<std::mutex> lk(retiredMutex_);
+        retired_.push_back(std::move(buffer));
+        retiredAt_ = now;
+        hasRetired_.store(true, std::memory_order_seq_cst);
     }
 
     alignas(64) std::atomic<std::int64_t> top_{0};
     alignas(64) std::atomic<std::int64_t> bottom_{0};
-    std::atomic<Buffer*> buffer_;
-    std::vector<std::unique_ptr<Buffer>> retired_;  // owner only; includes the live buffer
+    Buffer reserve_;                    // the buffer we start with and go back to
+    std::atomic<Buffer*> buffer_;       // reserve_ or live_
+    std::unique_ptr<Buffer> live_;      // owner only: the grown buffer in use, if any
+    std::mutex retiredMutex_;           // guards retired_ and retiredAt_ (owner retires, a collector frees)
+    Retired retired_;
+    Clock::time_point retiredAt_;       // when the last buffer was retired
+    std::atomic<bool> hasRetired_{false};
 };
 
 }  // namespace engine
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

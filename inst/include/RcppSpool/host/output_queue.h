@@ -1,12 +1,17 @@
 // Text written by threads that may not talk to the host directly.
 #pragma once
 
+#include "../abi.h"
+
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../engine/runtime.h"
+
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace host {
 
 enum class Stream { out, err };
@@ -40,11 +45,12 @@ private:
     std::vector<std::pair<Stream, std::string>> items_;
 };
 
-inline OutputQueue& outputQueue()
+RCPPSPOOL_HIDDEN inline OutputQueue& outputQueue()
 {
-    static OutputQueue q;
-    return q;
+    static OutputQueue* const q = engine::runtime::state<OutputQueue, engine::runtime::Slot::outputQueue>();
+    return *q;
 }
 
 }  // namespace host
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -1,6 +1,8 @@
 // The host for R: only R's main thread may call R; it is serviced while it waits.
 #pragma once
 
+#include "../abi.h"
+
 #include <atomic>
 #include <fstream>
 #include <sstream>
@@ -11,8 +13,10 @@
 #include "../engine/host_hooks.h"
 #include "main_thread.h"
 #include "output_queue.h"
+#include "r_runtime.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace host {
 
 namespace detail {
@@ -49,10 +53,14 @@ inline bool isOutputThread() { return isMainThread(); }
 
 //! Whether the main thread has written part of a line to the stream and not
 //! yet its end: other threads' lines must wait, or they would split it.
-inline bool& mainLineOpen(Stream s)
+//! Whether R's main thread left a line unfinished on each stream.
+struct MainLines {
+    bool open[2] = {false, false};  // main thread only
+};
+RCPPSPOOL_HIDDEN inline bool& mainLineOpen(Stream s)
 {
-    static bool open[2] = {false, false};  // main thread only
-    return open[s == Stream::out ? 0 : 1];
+    static MainLines* const lines = engine::runtime::state<MainLines, engine::runtime::Slot::mainLineOpen>();
+    return lines->open[s == Stream::out ? 0 : 1];
 }
 
 //! Writes what other threads queued (main thread only), except on a stream
@@ -80,10 +88,10 @@ inline void deliverLines(Stream s, std::string lines) { outputQueue().add(s, std
 
 //! Things drawn by the main thread when serviced (progress bars); see progress.h.
 using RedrawFn = void (*)();
-inline std::atomic<RedrawFn>& redrawHook()
+RCPPSPOOL_HIDDEN inline std::atomic<RedrawFn>& redrawHook()
 {
-    static std::atomic<RedrawFn> hook{nullptr};
-    return hook;
+    static std::atomic<RedrawFn>* const hook = engine::runtime::state<std::atomic<RedrawFn>, engine::runtime::Slot::redrawHook>();
+    return *hook;
 }
 
 namespace detail {
@@ -117,7 +125,7 @@ inline void afterBlockingCall()
 
 namespace detail {
 // Installed when the shared object that includes this header is loaded.
-inline const bool rHostInstalled = [] {
+RCPPSPOOL_HIDDEN inline const bool rHostInstalled = [] {
     auto& h = engine::hostHooks();
     h.isServiceThread = &isMainThread;
     h.service = &service;
@@ -127,4 +135,5 @@ inline const bool rHostInstalled = [] {
 }  // namespace detail
 
 }  // namespace host
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

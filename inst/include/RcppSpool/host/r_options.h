@@ -4,6 +4,8 @@
 // main thread: every function here checks that it runs there.
 #pragma once
 
+#include "../abi.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -14,8 +16,10 @@
 
 #include "../engine/cores.h"
 #include "main_thread.h"
+#include "r_runtime.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace host {
 
 //! Copies an R value into the engine's R-free OptionValue (main thread only).
@@ -154,4 +158,5 @@ inline void rWarning(const std::string& message)
 }
 
 }  // namespace host
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

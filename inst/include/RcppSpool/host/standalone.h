@@ -1,18 +1,22 @@
 // The host for plain C++ (-DRCPPSPOOL_STANDALONE): no R, nothing to service.
 #pragma once
 
+#include "../abi.h"
+
 #include <iostream>
 #include <mutex>
 #include <string>
 
+#include "../engine/runtime.h"
 #include "output_queue.h"
 
 namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
 namespace host {
 
 //! Writes text to std::cout / std::cerr. Called with whole lines by any thread;
 //! the lock keeps lines of different threads apart.
-inline void write(Stream s, const std::string& text)
+RCPPSPOOL_HIDDEN inline void write(Stream s, const std::string& text)
 {
     static std::mutex m;
     std::lock_guard<std::mutex> lk(m);
@@ -32,4 +36,6 @@ inline void deliverLines(Stream s, const std::string& lines) { write(s, lines); 
 inline void releaseOutput() {}
 
 }  // namespace host
+
+}  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool
