@@ -30,11 +30,15 @@
 #'
 #' @section Where the value is kept:
 #' `setThreads()` keeps its value in the R option `RcppSpool.setThreads`
-#' rather than in a C++ variable: each package that compiles the headers has
-#' its own copy of every C++ variable, but all of them can read R's options
-#' (on R's main thread; other threads use the value last read there). So
-#' `setThreads()` also applies in other packages, in forked children, and
-#' after `options(RcppSpool.threads = )` (which it takes precedence over).
+#' rather than only in a C++ variable. Packages that compile RcppSpool's
+#' headers, have `Imports: RcppSpool` and were built against headers of the
+#' ABI version the installed RcppSpool serves share one runtime, RcppSpool's
+#' (one global pool, one setting); any other code (a package built against
+#' another version, one with `LinkingTo` only, standalone C++) keeps its own
+#' copy of every C++ variable. All of them read R's options (on R's main
+#' thread; other threads use the value last read there), so `setThreads()`
+#' applies in every package, in forked children, and after
+#' `options(RcppSpool.threads = )` (which it takes precedence over).
 #' It does not reach new R processes, such as PSOCK workers; use the
 #' environment variable for those.
 #'

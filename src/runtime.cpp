@@ -1,0 +1,81 @@
+// The process's one runtime. This package's shared library owns the state
+// that every package built against RcppSpool's headers shares (the global
+// pool and its workers, the output queue, the interrupt flag, thread
+// settings, what each thread runs) and serves it, as a table of function
+// pointers, through R's registered C-callables: a client of the same ABI
+// version (and standard library) finds it when it is loaded
+// (inst/include/RcppSpool/host/r_runtime.h) and uses this state instead of
+// its own. This file is compiled with RCPPSPOOL_RUNTIME_OWNER (Makevars), so
+// that the state below is this library's own.
+#include <Rcpp.h>
+#include <RcppSpool.h>
+
+#include <R_ext/Rdynload.h>
+
+#include <cstring>
+
+namespace {
+
+namespace rs = RcppSpool;
+namespace rt = RcppSpool::engine::runtime;
+
+void* state(int slot)
+{
+    switch (static_cast<rt::Slot>(slot)) {
+    case rt::Slot::hostHooks: return &rs::engine::hostHooks();
+    case rt::Slot::interruptFlag: return &rs::engine::interruptFlag();
+    case rt::Slot::cancelEpoch: return rt::state<std::atomic<unsigned>, rt::Slot::cancelEpoch>();
+    case rt::Slot::forkGeneration: return &rs::engine::forkGenerationCounter();
+    case rt::Slot::globalPool: return &rs::ThreadPool::globalInstance();
+    case rt::Slot::outputQueue: return &rs::host::outputQueue();
+    case rt::Slot::redrawHook: return &rs::host::redrawHook();
+    case rt::Slot::mainLineOpen: return rt::state<rs::host::MainLines, rt::Slot::mainLineOpen>();
+    case rt::Slot::progress: return rt::state<rs::progress_detail::RegistryHolder, rt::Slot::progress>();
+    case rt::Slot::settings: return &rs::detail::settingsCache();
+    case rt::Slot::count: break;
+    }
+    return nullptr;
+}
+
+void* threadState(int slot)
+{
+    switch (static_cast<rt::ThreadSlot>(slot)) {
+    case rt::ThreadSlot::frame: return &rs::engine::currentFrame();
+    case rt::ThreadSlot::worker: return rt::threadState<rs::engine::Scheduler::WorkerTls, rt::ThreadSlot::worker>();
+    case rt::ThreadSlot::outsideToken: return rt::threadState<char, rt::ThreadSlot::outsideToken>();
+    case rt::ThreadSlot::printBuffers: return rt::threadState<rs::RPrinter::Buffers, rt::ThreadSlot::printBuffers>();
+    case rt::ThreadSlot::count: break;
+    }
+    return nullptr;
+}
+
+const rt::Table table{RCPPSPOOL_ABI_VERSION, sizeof(rt::Table), &state, &threadState};
+
+}  // namespace
+
+//! The C-callable "RcppSpool_runtime": the table for a client of ABI version
+//! `abiVersion` whose standard library gives `fingerprint`, or null if this
+//! runtime does not serve it (the client then keeps state of its own).
+extern "C" const void* RcppSpool_runtime(unsigned abiVersion, const char* fingerprint)
+{
+    if (abiVersion != RCPPSPOOL_ABI_VERSION || !fingerprint) return nullptr;
+    static const std::string mine = rt::fingerprint();
+    return mine == fingerprint ? &table : nullptr;
+}
+
+// [[Rcpp::init]]
+void registerRuntime(DllInfo* dll)
+{
+    (void)dll;
+    R_RegisterCCallable("RcppSpool", "RcppSpool_runtime", reinterpret_cast<DL_FUNC>(&RcppSpool_runtime));
+}
+
+//! Whether a package's code uses the shared runtime (TRUE here: this is it).
+// [[Rcpp::export(.spool_runtime_info, rng = false)]]
+Rcpp::List runtimeInfo()
+{
+    return Rcpp::List::create(Rcpp::Named("abi") = RCPPSPOOL_ABI_VERSION,
+                              Rcpp::Named("fingerprint") = rt::fingerprint(),
+                              Rcpp::Named("pool") = std::to_string(reinterpret_cast<std::uintptr_t>(
+                                  &rs::ThreadPool::globalInstance())));
+}

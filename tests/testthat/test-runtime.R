@@ -1,0 +1,289 @@
+# One runtime per R process (inst/include/RcppSpool/engine/runtime.h,
+# src/runtime.cpp). Throwaway client packages, built with R CMD INSTALL
+# against the installed headers (and one against a copy with another ABI
+# version and another Scheduler/ThreadPool layout), loaded together in child
+# R processes:
+#   - two packages with `Imports: RcppSpool` share one global pool (its
+#     workers counted in /proc/self/task), one output queue and one interrupt;
+#   - package A's loop whose body calls package B's loop never runs more than
+#     availableCores() bodies at once;
+#   - a package of another ABI version keeps its own runtime, in either load
+#     order, and both give right results;
+#   - no client exports an RcppSpool symbol with GNU unique binding.
+
+skip_on_cran()
+skip_on_os("windows")
+skip_if_not_installed("callr")
+skip_if_not_installed("processx")
+skip_if_not(nzchar(base::system.file("include", "RcppSpool.h", package = "RcppSpool")),
+            "RcppSpool is not installed")
+
+client_code <- function(name) {
+  sprintf(r"--(
+#include <Rcpp.h>
+#include <RcppSpool.h>
+#include <R_ext/Rdynload.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+namespace {
+std::atomic<int> active{0}, maxActive{0};
+void enter()
+{
+    int a = ++active;
+    int m = maxActive.load();
+    while (a > m && !maxActive.compare_exchange_weak(m, a)) {}
+}
+}  // namespace
+
+// What the other package calls from inside its own loops: a nested loop of
+// n bodies of `ms` milliseconds each, counted as active while they run.
+extern "C" double %1$s_inner(int n, double ms)
+{
+    std::atomic<long> sum{0};
+    RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) {
+        enter();
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+        RcppSpool::checkUserInterrupt();
+        sum += i;
+        --active;
+    });
+    return static_cast<double>(sum.load());
+}
+
+// [[Rcpp::init]]
+void %1$s_register(DllInfo* dll)
+{
+    (void)dll;
+    R_RegisterCCallable("%1$s", "inner", reinterpret_cast<DL_FUNC>(&%1$s_inner));
+}
+
+// [[Rcpp::export]]
+Rcpp::List info()
+{
+    return Rcpp::List::create(
+        Rcpp::Named("shared") = RcppSpool::engine::runtime::usesSharedRuntime(),
+        Rcpp::Named("abi") = RCPPSPOOL_ABI_VERSION,
+        Rcpp::Named("pool") = std::to_string(reinterpret_cast<std::uintptr_t>(&RcppSpool::ThreadPool::globalInstance())),
+        Rcpp::Named("workers") = static_cast<double>(RcppSpool::ThreadPool::globalInstance().getNumThreads()));
+}
+
+// [[Rcpp::export]]
+double sumLoop(int n)
+{
+    return RcppSpool::parallelReduce(0, n, 0.0, [](std::ptrdiff_t i) { return double(i); }, std::plus<double>());
+}
+
+// The other package's loop inside each iteration of ours.
+// [[Rcpp::export]]
+Rcpp::List outer(std::string other, int nOuter, int nInner, double ms)
+{
+    using Inner = double (*)(int, double);
+    Inner inner = reinterpret_cast<Inner>(R_GetCCallable(other.c_str(), "inner"));
+    std::atomic<double> total{0};
+    maxActive = 0;
+    RcppSpool::parallelFor(0, nOuter, [&](std::ptrdiff_t) {
+        double s = inner(nInner, ms);
+        double t = total.load();
+        while (!total.compare_exchange_weak(t, t + s)) {}
+    });
+    using InnerMax = int (*)();
+    InnerMax innerMax = reinterpret_cast<InnerMax>(R_GetCCallable(other.c_str(), "maxActive"));
+    return Rcpp::List::create(Rcpp::Named("total") = total.load(), Rcpp::Named("maxActive") = innerMax());
+}
+
+extern "C" int %1$s_maxActive() { return maxActive.load(); }
+// [[Rcpp::init]]
+void %1$s_register2(DllInfo* dll)
+{
+    (void)dll;
+    R_RegisterCCallable("%1$s", "maxActive", reinterpret_cast<DL_FUNC>(&%1$s_maxActive));
+}
+
+// A line printed by a worker of the global pool; nobody waits for it here.
+// [[Rcpp::export]]
+void printLater(std::string text)
+{
+    RcppSpool::push([text] { RcppSpool::Rcout << text << "\n"; });
+}
+
+// R's main thread waits about `ms` milliseconds in a blocking call.
+// [[Rcpp::export]]
+void waitAWhile(double ms)
+{
+    RcppSpool::parallelFor(0, 2, [ms](std::ptrdiff_t) {
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
+    }, 2);
+}
+)--", name)
+}
+
+# Writes package `name` into `dir`; `include` is put before the installed
+# headers (another version of them).
+write_client <- function(dir, name, include = NULL) {
+  pkg <- file.path(dir, name)
+  dir.create(file.path(pkg, "src"), recursive = TRUE)
+  dir.create(file.path(pkg, "R"))
+  writeLines(c(paste("Package:", name), "Version: 0.1", "Title: Throwaway client of RcppSpool",
+               "Description: Built by RcppSpool's tests.", "License: MIT",
+               "Imports: Rcpp, RcppSpool", "LinkingTo: Rcpp, RcppSpool"),
+             file.path(pkg, "DESCRIPTION"))
+  writeLines(c(sprintf("useDynLib(%s, .registration = TRUE)", name), "importFrom(Rcpp, evalCpp)",
+               "import(RcppSpool)", "export(info, sumLoop, outer, printLater, waitAWhile)"),
+             file.path(pkg, "NAMESPACE"))
+  writeLines(c("CXX_STD = CXX17",
+               if (!is.null(include)) paste0("PKG_CPPFLAGS = -I", include)),
+             file.path(pkg, "src", "Makevars"))
+  writeLines(client_code(name), file.path(pkg, "src", "client.cpp"))
+  Rcpp::compileAttributes(pkg)
+  pkg
+}
+
+# A copy of the installed headers with ABI version 2 and one member more at
+# the front of Scheduler and ThreadPool: what a package built against a later
+# release of RcppSpool has.
+other_version_headers <- function(dir) {
+  inc <- file.path(dir, "include-v2")
+  dir.create(inc)
+  file.copy(base::system.file("include", package = "RcppSpool"), inc, recursive = TRUE)
+  inc <- file.path(inc, "include")
+  edit <- function(file, from, to) {
+    path <- file.path(inc, "RcppSpool", file)
+    x <- readLines(path)
+    hit <- grep(from, x, fixed = TRUE)[1]
+    stopifnot(!is.na(hit))
+    x[hit] <- paste(x[hit], to)
+    writeLines(x, path)
+  }
+  edit("abi.h", "#define RCPPSPOOL_ABI_VERSION 1", "\n#undef RCPPSPOOL_ABI_VERSION\n#define RCPPSPOOL_ABI_VERSION 2")
+  edit("engine/scheduler.h", "class Scheduler {", "\n    char addedInVersion2_[4096] = {};")
+  edit("thread_pool.h", "class ThreadPool {", "\n    char addedInVersion2_[256] = {};")
+  inc
+}
+
+build_clients <- function() {
+  dir <- tempfile("clients")
+  lib <- file.path(dir, "lib")
+  dir.create(lib, recursive = TRUE)
+  pkgs <- c(write_client(dir, "spoolA"), write_client(dir, "spoolB"),
+            write_client(dir, "spoolV2", include = other_version_headers(dir)))
+  # Two installs at a time (2 cores).
+  run_install <- function(pkg) {
+    processx::process$new(file.path(R.home("bin"), "R"),
+                          c("CMD", "INSTALL", "--no-test-load", paste0("--library=", lib), pkg),
+                          stdout = "|", stderr = "2>&1",
+                          env = c("current", R_LIBS = paste(c(lib, .libPaths()), collapse = ":")))
+  }
+  logs <- list()
+  for (batch in list(pkgs[1:2], pkgs[3])) {
+    ps <- lapply(batch, run_install)
+    for (k in seq_along(ps)) {
+      ps[[k]]$wait(300000)
+      logs[[basename(batch[k])]] <- ps[[k]]$read_all_output()
+      if (ps[[k]]$get_exit_status() != 0) stop("R CMD INSTALL ", basename(batch[k]), " failed:\n", logs[[basename(batch[k])]])
+    }
+  }
+  lib
+}
+
+lib <- build_clients()
+child_lib <- c(lib, .libPaths())
+
+test_that("a client package exports no RcppSpool symbol with GNU unique binding", {
+  skip_if(Sys.which("nm") == "", "nm is not available")
+  for (p in c("spoolA", "spoolV2")) {
+    so <- file.path(lib, p, "libs", paste0(p, .Platform$dynlib.ext))
+    syms <- system2("nm", c("-DC", shQuote(so)), stdout = TRUE)
+    unique_ours <- grep(" u .*RcppSpool", syms, value = TRUE)
+    expect_identical(unique_ours, character(), info = p)
+    # and a sanity check that nm read the library at all
+    expect_gt(length(syms), 10)
+  }
+  so <- base::system.file("libs", paste0("RcppSpool", .Platform$dynlib.ext), package = "RcppSpool")
+  expect_identical(grep(" u .*RcppSpool", system2("nm", c("-DC", shQuote(so)), stdout = TRUE), value = TRUE),
+                   character())
+})
+
+test_that("two packages of the same ABI share one pool, one output queue and RcppSpool's workers", {
+  res <- callr::r(function() {
+    threads <- function() length(list.files("/proc/self/task"))
+    before <- threads()
+    a <- spoolA::info(); b <- spoolB::info()
+    sa <- spoolA::sumLoop(100000L); sb <- spoolB::sumLoop(100000L)
+    after_both <- threads()
+    own <- RcppSpool:::.spool_runtime_info()
+    # A worker line of package B, released while package A's main thread waits.
+    out <- utils::capture.output({ spoolB::printLater("from a worker of B"); spoolA::waitAWhile(200) })
+    list(a = a, b = b, own = own, sa = sa, sb = sb, before = before, after = after_both, out = out,
+         cores = as.integer(RcppSpool::availableCores()))
+  }, libpath = child_lib)
+  expect_true(res$a$shared)
+  expect_true(res$b$shared)
+  expect_identical(res$a$pool, res$b$pool)
+  expect_identical(res$a$pool, res$own$pool)
+  expect_equal(res$sa, sum(as.numeric(0:99999)))
+  expect_equal(res$sb, sum(as.numeric(0:99999)))
+  # One set of workers, the global pool's, started once for both packages.
+  expect_equal(res$after - res$before, res$a$workers)
+  expect_equal(res$a$workers, res$cores)
+  expect_identical(res$out, "from a worker of B")
+})
+
+test_that("package A's loop calling package B's loop never runs more than availableCores() bodies at once", {
+  res <- callr::r(function() {
+    loadNamespace("spoolB")
+    r <- spoolA::outer("spoolB", 8L, 20L, 1)
+    r$cores <- as.integer(RcppSpool::availableCores())
+    r
+  }, libpath = child_lib)
+  expect_equal(res$total, 8 * sum(0:19))
+  expect_lte(res$maxActive, res$cores)
+  expect_gte(res$maxActive, 1)
+})
+
+test_that("Ctrl-C during B's loop called from A's loop body ends the call within 0.5 s", {
+  p <- start_child_r(c(
+    sprintf(".libPaths(c(%s))", paste(deparse(child_lib), collapse = "")),
+    "loadNamespace('spoolB')",
+    "cat('@@READY\\n')",
+    "t0 <- NA",
+    "r <- tryCatch(spoolA::outer('spoolB', 1000L, 100L, 5), interrupt = function(e) { t0 <<- Sys.time(); 'interrupt' })",
+    "cat(sprintf('@@RESULT %s %.6f\\n', r, as.numeric(t0)))",
+    "cat(sprintf('@@NEXT %s\\n', spoolB::sumLoop(1000L) == sum(0:999)))"
+  ))
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  wait_for_line(p, "@@READY", timeout = 60)
+  Sys.sleep(1)
+  sent <- as.numeric(Sys.time())
+  p$interrupt()
+  lines <- wait_for_line(p, "@@NEXT", timeout = 30)
+  result <- strsplit(grep("@@RESULT", lines, value = TRUE), " ")[[1]]
+  expect_identical(result[2], "interrupt")
+  expect_lt(as.numeric(result[3]) - sent, 0.5)
+  expect_match(grep("@@NEXT", lines, value = TRUE), "TRUE")
+})
+
+test_that("a package built against headers of another ABI version keeps a runtime of its own, in either load order", {
+  for (order in list(c("spoolA", "spoolV2"), c("spoolV2", "spoolA"))) {
+    res <- callr::r(function(order) {
+      msgs <- utils::capture.output(for (p in order) loadNamespace(p), type = "message")
+      a <- spoolA::info(); v2 <- spoolV2::info()
+      list(a = a, v2 = v2, msgs = msgs,
+           sa = spoolA::sumLoop(50000L), sv = spoolV2::sumLoop(50000L),
+           own = RcppSpool:::.spool_runtime_info())
+    }, list(order), libpath = child_lib)
+    expect_true(res$a$shared, info = paste(order, collapse = " then "))
+    expect_false(res$v2$shared, info = paste(order, collapse = " then "))
+    expect_equal(res$v2$abi, 2)
+    expect_identical(res$a$pool, res$own$pool)
+    expect_false(identical(res$v2$pool, res$own$pool))
+    expect_gt(res$v2$workers, 0)
+    expect_equal(res$sa, sum(as.numeric(0:49999)))
+    expect_equal(res$sv, sum(as.numeric(0:49999)))
+    expect_true(any(grepl("ABI version 2", res$msgs)), info = paste(res$msgs, collapse = "\n"))
+  }
+})
