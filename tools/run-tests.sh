@@ -16,6 +16,9 @@ export R_LIBS="$LIB${R_LIBS:+:$R_LIBS}"
 # The randomized engine stress runs this long in each C++ build (3 builds: a
 # minute in all); `make soak` sets it much higher.
 export RCPPSPOOL_STRESS_SECONDS=${RCPPSPOOL_STRESS_SECONDS:-20}
+# CRAN packages that use RcppThread, migrated to RcppSpool and tested under
+# both (tools/compat-packages.R, tests/testthat/test-compat-packages.R).
+export RCPPSPOOL_COMPAT=${RCPPSPOOL_COMPAT:-true}
 
 # record SUITE PASSED FAILED
 record() { echo "$2 $3" >"$RESULTS/$1.count"; echo "== $1: $2 passed, $3 failed"; }
