@@ -50,7 +50,7 @@
 #'     fib(15)).}
 #'   \item{`OpenMP`, `OpenMP dynamic`}{`#pragma omp parallel for`, with the
 #'     default (static) schedule and with `schedule(dynamic)`; fib uses OpenMP
-#'     tasks. Only when the package was compiled with OpenMP.}
+#'     tasks. Only where R's C++ compiler supports OpenMP.}
 #'   \item{`RcppParallel`}{`RcppParallel::parallelFor()` with a grain size of
 #'     1 and `numThreads = threads`; fib uses `tbb::task_group`.}
 #'   \item{`RcppThread parallelFor`, `RcppThread ThreadPool`}{as the
@@ -59,14 +59,18 @@
 #'     nor recursive tasks (a blocked worker runs no other task, so fib
 #'     deadlocks).}
 #' }
-#' Thread pools are made before the timing starts. The workloads of
-#' RcppParallel and RcppThread are compiled when `benchmark()` first needs
+#' Thread pools are made before the timing starts. The workloads are not part
+#' of the installed package: they are compiled when `benchmark()` first needs
 #' them in a session, with [Rcpp::sourceCpp()] from the files in
-#' `system.file("bench", package = "RcppSpool")` (this takes a minute; set
+#' `system.file("bench", package = "RcppSpool")`, as a package using RcppSpool
+#' would compile them: `rcppspool.cpp` (RcppSpool, serial code,
+#' `std::thread`, `std::async`, OpenMP), `rcppparallel.cpp` and
+#' `rcppthread.cpp`. This takes a minute or two, and says so in a message; set
 #' `options(RcppSpool.bench_cache = dir)` to keep the compiled code in `dir`
-#' for later sessions); a method whose package is not installed, or whose code
-#' does not compile, is skipped with a message. So is OpenMP when the package
-#' was built without it.
+#' for later sessions. A method whose package is not installed, or whose code
+#' does not compile, is skipped with a message; so is OpenMP where the
+#' compiler has none. If RcppSpool's own workloads do not compile,
+#' `benchmark()` stops with the compiler's output.
 #'
 #' @section Measuring:
 #' For each workload, `d` and size, every method is run once to warm up (and to
@@ -79,7 +83,7 @@
 #'
 #' Timings depend on the machine and on what else runs on it; compare methods
 #' within one run. `quick = TRUE` takes about two minutes on two cores
-#' (including compiling the RcppParallel and RcppThread workloads), the full
+#' (plus compiling the workloads the first time in a session), the full
 #' run several times as long. A progress bar shows how far it is; Ctrl-C stops
 #' it (between measurements, or within one of RcppSpool's).
 #'
@@ -115,14 +119,18 @@
 #'   \doi{10.18637/jss.v097.c01}
 #' @seealso [plot.RcppSpool_benchmark()], [kendall_matrix()].
 #' @examples
-#' # A few seconds: fork-join latency and Kendall's tau on 2 threads.
+#' # The full run behind vignette("benchmarks"), stored with the package.
+#' res <- readRDS(system.file("extdata", "benchmark-full.rds", package = "RcppSpool"))
+#' res[res$workload == "fork_join" & res$method %in% c("serial", "RcppSpool parallelFor"), ]
+#' plot(res, workload = "kendall")
+#' \dontrun{
+#' # Compiles the workloads first (a minute or two), then a few seconds:
+#' # fork-join latency and Kendall's tau on 2 threads.
 #' res <- benchmark(workloads = c("fork_join", "kendall"),
 #'                  methods = c("RcppSpool parallelFor", "std::thread"),
 #'                  sizes = list(fork_join = c(2, 16), kendall = c(50, 200)),
 #'                  threads = 2, reps = 1, progress = FALSE)
 #' res
-#' plot(res, workload = "kendall")
-#' \dontrun{
 #' res <- benchmark(quick = TRUE)   # about 2 minutes
 #' plot(res)
 #' }
@@ -137,8 +145,15 @@ benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads =
   stopifnot(is.numeric(reps), length(reps) == 1L, reps >= 1)
   reps <- as.integer(reps)
 
-  plan <- bench_plan(quick, workloads, methods, threads, sizes)
-  runners <- bench_runners(unique(plan$cells$backend))
+  bench_check_args(workloads, methods, sizes)
+
+  # RcppSpool's workloads are needed by every run: they hold the serial
+  # methods and the probe of the machine's capacity.
+  spool <- bench_compile("RcppSpool", "rcppspool.cpp")
+  if (is.character(spool)) stop("benchmark() needs RcppSpool's own workloads: ", spool, call. = FALSE)
+  openmp <- spool$bench_has_openmp()
+  plan <- bench_plan(quick, workloads, methods, threads, sizes, openmp)
+  runners <- bench_runners(unique(plan$cells$backend), spool)
   cells <- plan$cells[plan$cells$backend %in% names(runners$run), , drop = FALSE]
   skipped <- rbind(plan$skipped, runners$skipped)
   skipped <- skipped[skipped$method %in% plan$requested, , drop = FALSE]
@@ -164,7 +179,7 @@ benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads =
   }
 
   # The median of 3 short probes: a burst of another process spoils one only.
-  probe <- function() stats::median(replicate(3, .bench_capacity(threads, if (quick) 0.04 else 0.1)))
+  probe <- function() stats::median(replicate(3, spool$bench_capacity(threads, if (quick) 0.04 else 0.1)))
   capacity <- c(before = probe(), after = NA_real_)
   times <- vector("list", nrow(cells))
   checks <- rep(NA_real_, nrow(cells))
@@ -238,7 +253,7 @@ benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads =
   attr(res, "settings") <- list(
     quick = quick, reps = reps, threads = threads,
     cores = as.integer(availableCores()),
-    openmp = .bench_has_openmp(), capacity = capacity,
+    openmp = openmp, capacity = capacity,
     versions = vapply(c("RcppSpool", "Rcpp", "RcppParallel", "RcppThread"), function(p) {
       if (requireNamespace(p, quietly = TRUE)) as.character(utils::packageVersion(p)) else NA_character_
     }, ""),
@@ -286,11 +301,10 @@ bench_backend <- function(method) {
          ifelse(startsWith(method, "RcppThread"), "RcppThread", "RcppSpool"))
 }
 
-# The cells to measure: one row per workload, d, size and method (grouped by
-# workload, d and size), and the methods left out with the reason.
-bench_plan <- function(quick, workloads, methods, threads, sizes) {
+# Stops on unknown workloads or methods and on malformed sizes (before
+# anything is compiled).
+bench_check_args <- function(workloads, methods, sizes) {
   all <- bench_workloads()
-  if (is.null(workloads)) workloads <- names(all)
   bad <- setdiff(workloads, names(all))
   if (length(bad)) {
     stop("unknown workload(s): ", paste(bad, collapse = ", "), "; known: ",
@@ -310,10 +324,20 @@ bench_plan <- function(quick, workloads, methods, threads, sizes) {
       stop("sizes must be a list of whole numbers (>= 1) named by workloads", call. = FALSE)
     }
   }
+  invisible()
+}
+
+# The cells to measure: one row per workload, d, size and method (grouped by
+# workload, d and size), and the methods left out with the reason. `openmp`:
+# whether the workloads were compiled with OpenMP.
+bench_plan <- function(quick, workloads, methods, threads, sizes, openmp) {
+  bench_check_args(workloads, methods, sizes)
+  all <- bench_workloads()
+  if (is.null(workloads)) workloads <- names(all)
   skipped <- data.frame(method = character(), reason = character())
-  if (!.bench_has_openmp()) {
+  if (!openmp) {
     skipped <- rbind(skipped, data.frame(method = c("OpenMP", "OpenMP dynamic"),
-                                         reason = "RcppSpool was compiled without OpenMP"))
+                                         reason = "R's C++ compiler has no OpenMP"))
   }
   rows <- list()
   requested <- character()
@@ -346,65 +370,104 @@ bench_plan <- function(quick, workloads, methods, threads, sizes) {
 
 # --- running ---------------------------------------------------------------------
 
-# The compiled code of each backend: the package's own, and RcppParallel's and
-# RcppThread's compiled now from inst/bench (when installed). Returns
-# list(run = named list of functions(workload, method, size, d, threads, k),
-# skipped = data frame of methods not available, with the reason).
-bench_runners <- function(backends) {
-  run <- list()
+# The compiled code of each backend: RcppSpool's (`spool`, compiled by
+# benchmark() already), and RcppParallel's and RcppThread's compiled now from
+# inst/bench (when installed). Returns list(run = named list of
+# functions(workload, method, size, d, threads, k), skipped = data frame of
+# methods not available, with the reason).
+bench_runners <- function(backends, spool) {
+  run <- list(RcppSpool = bench_runner(spool, "RcppSpool"))
   skipped <- data.frame(method = character(), reason = character())
-  if ("RcppSpool" %in% backends) run$RcppSpool <- .bench_spool
   files <- c(RcppParallel = "rcppparallel.cpp", RcppThread = "rcppthread.cpp")
   for (b in intersect(names(files), backends)) {
-    f <- bench_compile(b, files[[b]])
-    if (is.function(f)) {
-      run[[b]] <- f
+    env <- bench_compile(b, files[[b]])
+    if (is.environment(env)) {
+      run[[b]] <- bench_runner(env, b)
     } else {
       methods <- if (b == "RcppParallel") "RcppParallel" else
         c("RcppThread parallelFor", "RcppThread ThreadPool", "RcppThread Thread",
           "RcppThread main thread", "RcppThread worker thread")
-      skipped <- rbind(skipped, data.frame(method = methods, reason = f))
+      skipped <- rbind(skipped, data.frame(method = methods, reason = env))
     }
   }
   list(run = run, skipped = skipped)
 }
 
-# Compiles inst/bench/<file> for package `pkg`; returns its bench function, or
-# the reason why not (a string).
+# The bench function of package `pkg` from its compiled code `env`
+# (bench_<pkg>()), with its cleanup (bench_<pkg>_cleanup(), if any) as
+# attribute "cleanup", for bench_cleanup().
+bench_runner <- function(env, pkg) {
+  fun <- paste0("bench_", tolower(pkg))
+  run <- get(fun, envir = env)
+  attr(run, "cleanup") <- get0(paste0(fun, "_cleanup"), envir = env)
+  run
+}
+
+# Compiles inst/bench/<file>, the workloads run with package `pkg`, with
+# Rcpp::sourceCpp() (or loads them from the cache); returns the environment
+# holding its functions, or the reason why not (a string).
 bench_compile <- function(pkg, file) {
   if (!requireNamespace(pkg, quietly = TRUE)) return(paste(pkg, "is not installed"))
   src <- system.file("bench", file, package = "RcppSpool")
-  if (!nzchar(src)) return(paste("the file bench/", file, " of RcppSpool is missing"))
+  if (!nzchar(src)) return(paste0("the file bench/", file, " of RcppSpool is missing"))
   # sourceCpp() rebuilds when the .cpp file changes, not when what it
-  # includes or links to does: a cache folder per version of those.
-  kernels <- tools::md5sum(system.file("bench", "kernels.h", package = "RcppSpool"))
-  cache <- file.path(getOption("RcppSpool.bench_cache", file.path(tempdir(), "RcppSpool-bench")),
+  # includes or links to does: a cache folder per version of those
+  # (kernels.h, the packages, and RcppSpool's headers for its own workloads).
+  inputs <- system.file("bench", "kernels.h", package = "RcppSpool")
+  if (pkg == "RcppSpool") {
+    inputs <- c(inputs, sort(list.files(system.file("include", package = "RcppSpool"), recursive = TRUE,
+                                        full.names = TRUE)))
+  }
+  cache <- file.path(bench_cache_dir(),
                      sprintf("%s-%s_RcppSpool-%s_%s", pkg, utils::packageVersion(pkg),
-                             utils::packageVersion("RcppSpool"), substr(kernels, 1, 10)))
+                             utils::packageVersion("RcppSpool"), substr(bench_md5(inputs), 1, 10)))
   dir.create(cache, showWarnings = FALSE, recursive = TRUE)
   env <- new.env(parent = baseenv())
   message("benchmark(): compiling the ", pkg, " workloads (or loading them from the cache)")
+  # The OpenMP methods need the compiler's OpenMP flags (none where it has
+  # no OpenMP; then the code leaves them out).
+  flags <- if (pkg == "RcppSpool") c(PKG_CXXFLAGS = "$(SHLIB_OPENMP_CXXFLAGS)", PKG_LIBS = "$(SHLIB_OPENMP_CXXFLAGS)")
   # The compiler's output (and what plugins print) is kept for the message.
   out <- character()
   con <- textConnection("out", "w", local = TRUE)
   sink(con)
   res <- tryCatch({
-    suppressWarnings(Rcpp::sourceCpp(src, env = env, cacheDir = cache, showOutput = FALSE))
+    bench_with_env(flags, suppressWarnings(Rcpp::sourceCpp(src, env = env, cacheDir = cache, showOutput = FALSE)))
     NULL
   }, error = function(e) conditionMessage(e), finally = {
     sink()
     close(con)
   })
   if (!is.null(res)) {
-    return(paste("compiling its workloads failed:", res,
-                 paste(utils::tail(out, 5), collapse = "\n")))
+    return(paste0("compiling bench/", file, " failed: ", res, "\n",
+                  paste(utils::tail(out, if (pkg == "RcppSpool") 25 else 5), collapse = "\n")))
   }
-  fun <- paste0("bench_", tolower(pkg))
-  run <- get(fun, envir = env)
-  cleanup <- get0(paste0(fun, "_cleanup"), envir = env)
-  # The cleanup travels with the function, for bench_cleanup().
-  attr(run, "cleanup") <- cleanup
-  run
+  env
+}
+
+# Where compiled workloads are kept: options(RcppSpool.bench_cache), else
+# for this session only.
+bench_cache_dir <- function() getOption("RcppSpool.bench_cache", file.path(tempdir(), "RcppSpool-bench"))
+
+# One md5 for the contents of `files`.
+bench_md5 <- function(files) {
+  f <- tempfile()
+  on.exit(unlink(f))
+  writeLines(unname(tools::md5sum(files)), f)
+  unname(tools::md5sum(f))
+}
+
+# Evaluates `expr` with the environment variables `vars` (a named character
+# vector; NULL for none) appended to their values, and restores them after.
+bench_with_env <- function(vars, expr) {
+  if (!length(vars)) return(expr)
+  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
+  on.exit(for (v in names(old)) {
+    if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
+  }, add = TRUE)
+  now <- ifelse(is.na(old), vars, paste(old, vars))
+  do.call(Sys.setenv, as.list(stats::setNames(now, names(vars))))
+  expr
 }
 
 # One measurement; list(seconds, check, error = NULL or the message).
@@ -429,7 +492,6 @@ bench_interrupt <- function() {
 }
 
 bench_cleanup <- function(run) {
-  .bench_spool_cleanup()
   for (f in run) {
     cleanup <- attr(f, "cleanup")
     if (is.function(cleanup)) try(cleanup(), silent = TRUE)
@@ -586,10 +648,16 @@ bench_styles <- function(methods) {
 #' @return `x`, invisibly.
 #' @seealso [benchmark()].
 #' @examples
+#' # The full run behind vignette("benchmarks"), stored with the package.
+#' res <- readRDS(system.file("extdata", "benchmark-full.rds", package = "RcppSpool"))
+#' plot(res, workload = "empty_jobs")
+#' plot(res, workload = "kendall", speedup = FALSE)
+#' \dontrun{
 #' res <- benchmark(workloads = "kendall", methods = "RcppSpool parallelFor",
 #'                  sizes = list(kendall = c(20, 100)), threads = 2, reps = 1,
 #'                  progress = FALSE)
 #' plot(res)
+#' }
 #' @export
 plot.RcppSpool_benchmark <- function(x, workload = NULL, speedup = TRUE, legend = TRUE, ...) {
   if (is.null(workload)) workload <- unique(x$workload)

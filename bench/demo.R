@@ -15,8 +15,9 @@ args <- commandArgs(trailingOnly = TRUE)
 out_dir <- if (length(args)) args[[1]] else file.path("bench", "results")
 dir.create(out_dir, recursive = TRUE, showWarnings = FALSE)
 
-# The RcppParallel and RcppThread workloads are compiled at run time; keep
-# them in build/ (git-ignored) so that a second `make demo` starts at once.
+# The workloads (RcppSpool's, RcppParallel's and RcppThread's) are compiled
+# at run time; keep them in build/ (git-ignored) so that a second `make demo`
+# starts at once.
 if (dir.exists("build")) options(RcppSpool.bench_cache = file.path("build", "bench-cache"))
 
 started <- Sys.time()

@@ -11,49 +11,6 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
-// benchSpool
-Rcpp::NumericVector benchSpool(std::string workload, std::string method, double size, int d, int threads, int k);
-RcppExport SEXP _RcppSpool_benchSpool(SEXP workloadSEXP, SEXP methodSEXP, SEXP sizeSEXP, SEXP dSEXP, SEXP threadsSEXP, SEXP kSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< std::string >::type workload(workloadSEXP);
-    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type size(sizeSEXP);
-    Rcpp::traits::input_parameter< int >::type d(dSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    rcpp_result_gen = Rcpp::wrap(benchSpool(workload, method, size, d, threads, k));
-    return rcpp_result_gen;
-END_RCPP
-}
-// benchCapacity
-double benchCapacity(int threads, double seconds);
-RcppExport SEXP _RcppSpool_benchCapacity(SEXP threadsSEXP, SEXP secondsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< double >::type seconds(secondsSEXP);
-    rcpp_result_gen = Rcpp::wrap(benchCapacity(threads, seconds));
-    return rcpp_result_gen;
-END_RCPP
-}
-// benchHasOpenmp
-bool benchHasOpenmp();
-RcppExport SEXP _RcppSpool_benchHasOpenmp() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(benchHasOpenmp());
-    return rcpp_result_gen;
-END_RCPP
-}
-// benchSpoolCleanup
-void benchSpoolCleanup();
-RcppExport SEXP _RcppSpool_benchSpoolCleanup() {
-BEGIN_RCPP
-    benchSpoolCleanup();
-    return R_NilValue;
-END_RCPP
-}
 // testGlobal
 int testGlobal();
 RcppExport SEXP _RcppSpool_testGlobal() {
@@ -118,190 +75,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// spoolFaultWork
-double spoolFaultWork(std::string kind, int n, double us, int nThreads);
-RcppExport SEXP _RcppSpool_spoolFaultWork(SEXP kindSEXP, SEXP nSEXP, SEXP usSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type us(usSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolFaultWork(kind, n, us, nThreads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultLateUnits
-double spoolFaultLateUnits();
-RcppExport SEXP _RcppSpool_spoolFaultLateUnits() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolFaultLateUnits());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultLateCalls
-Rcpp::NumericVector spoolFaultLateCalls();
-RcppExport SEXP _RcppSpool_spoolFaultLateCalls() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolFaultLateCalls());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultThrowEvery
-Rcpp::List spoolFaultThrowEvery(double n, int every, int nThreads, std::string where, bool catchInCpp);
-RcppExport SEXP _RcppSpool_spoolFaultThrowEvery(SEXP nSEXP, SEXP everySEXP, SEXP nThreadsSEXP, SEXP whereSEXP, SEXP catchInCppSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< double >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type every(everySEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type where(whereSEXP);
-    Rcpp::traits::input_parameter< bool >::type catchInCpp(catchInCppSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolFaultThrowEvery(n, every, nThreads, where, catchInCpp));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultLongLine
-void spoolFaultLongLine(double nChars, int pieces, int nOthers, int otherLines, std::string where);
-RcppExport SEXP _RcppSpool_spoolFaultLongLine(SEXP nCharsSEXP, SEXP piecesSEXP, SEXP nOthersSEXP, SEXP otherLinesSEXP, SEXP whereSEXP) {
-BEGIN_RCPP
-    Rcpp::traits::input_parameter< double >::type nChars(nCharsSEXP);
-    Rcpp::traits::input_parameter< int >::type pieces(piecesSEXP);
-    Rcpp::traits::input_parameter< int >::type nOthers(nOthersSEXP);
-    Rcpp::traits::input_parameter< int >::type otherLines(otherLinesSEXP);
-    Rcpp::traits::input_parameter< std::string >::type where(whereSEXP);
-    spoolFaultLongLine(nChars, pieces, nOthers, otherLines, where);
-    return R_NilValue;
-END_RCPP
-}
-// spoolFaultSmallMix
-double spoolFaultSmallMix(int nThreads, bool fail);
-RcppExport SEXP _RcppSpool_spoolFaultSmallMix(SEXP nThreadsSEXP, SEXP failSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type fail(failSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolFaultSmallMix(nThreads, fail));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultWaitTask
-double spoolFaultWaitTask(std::string kind, int n, double ms);
-RcppExport SEXP _RcppSpool_spoolFaultWaitTask(SEXP kindSEXP, SEXP nSEXP, SEXP msSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolFaultWaitTask(kind, n, ms));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultTaskProbe
-Rcpp::List spoolFaultTaskProbe();
-RcppExport SEXP _RcppSpool_spoolFaultTaskProbe() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolFaultTaskProbe());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultPrintTasks
-double spoolFaultPrintTasks(int n, double ms, int nThreads);
-RcppExport SEXP _RcppSpool_spoolFaultPrintTasks(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolFaultPrintTasks(n, ms, nThreads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultScopes
-Rcpp::NumericVector spoolFaultScopes();
-RcppExport SEXP _RcppSpool_spoolFaultScopes() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolFaultScopes());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolFaultMallocTrim
-bool spoolFaultMallocTrim();
-RcppExport SEXP _RcppSpool_spoolFaultMallocTrim() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolFaultMallocTrim());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolLoopThreads
-Rcpp::List spoolLoopThreads(int n, double ms, int nThreads);
-RcppExport SEXP _RcppSpool_spoolLoopThreads(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolLoopThreads(n, ms, nThreads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolLocalPoolThreads
-Rcpp::List spoolLocalPoolThreads(int nWorkers, int n, double ms);
-RcppExport SEXP _RcppSpool_spoolLocalPoolThreads(SEXP nWorkersSEXP, SEXP nSEXP, SEXP msSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type nWorkers(nWorkersSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolLocalPoolThreads(nWorkers, n, ms));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolGlobalPoolState
-Rcpp::List spoolGlobalPoolState();
-RcppExport SEXP _RcppSpool_spoolGlobalPoolState() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolGlobalPoolState());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolBusyStart
-void spoolBusyStart(int nTasks, double ms);
-RcppExport SEXP _RcppSpool_spoolBusyStart(SEXP nTasksSEXP, SEXP msSEXP) {
-BEGIN_RCPP
-    Rcpp::traits::input_parameter< int >::type nTasks(nTasksSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    spoolBusyStart(nTasks, ms);
-    return R_NilValue;
-END_RCPP
-}
-// spoolBusyWait
-int spoolBusyWait();
-RcppExport SEXP _RcppSpool_spoolBusyWait() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolBusyWait());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolScaledSum
-double spoolScaledSum(double n, double seed, int nThreads);
-RcppExport SEXP _RcppSpool_spoolScaledSum(SEXP nSEXP, SEXP seedSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< double >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolScaledSum(n, seed, nThreads));
-    return rcpp_result_gen;
-END_RCPP
-}
 // spoolKendall
 Rcpp::List spoolKendall(Rcpp::NumericMatrix x, bool pairwise, int nThreads);
 RcppExport SEXP _RcppSpool_spoolKendall(SEXP xSEXP, SEXP pairwiseSEXP, SEXP nThreadsSEXP) {
@@ -314,153 +87,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// spoolProgressDemo
-double spoolProgressDemo(int n, double ms, int nThreads, double printEvery, std::string type, std::string stream, std::string mode, std::string msg, bool elapsed);
-RcppExport SEXP _RcppSpool_spoolProgressDemo(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP, SEXP printEverySEXP, SEXP typeSEXP, SEXP streamSEXP, SEXP modeSEXP, SEXP msgSEXP, SEXP elapsedSEXP) {
+// runtimeInfo
+Rcpp::List runtimeInfo();
+RcppExport SEXP _RcppSpool_runtimeInfo() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    Rcpp::traits::input_parameter< double >::type printEvery(printEverySEXP);
-    Rcpp::traits::input_parameter< std::string >::type type(typeSEXP);
-    Rcpp::traits::input_parameter< std::string >::type stream(streamSEXP);
-    Rcpp::traits::input_parameter< std::string >::type mode(modeSEXP);
-    Rcpp::traits::input_parameter< std::string >::type msg(msgSEXP);
-    Rcpp::traits::input_parameter< bool >::type elapsed(elapsedSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolProgressDemo(n, ms, nThreads, printEvery, type, stream, mode, msg, elapsed));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolProgressNested
-double spoolProgressNested(int nOuter, int nInner, double ms, int nThreads, double printEvery);
-RcppExport SEXP _RcppSpool_spoolProgressNested(SEXP nOuterSEXP, SEXP nInnerSEXP, SEXP msSEXP, SEXP nThreadsSEXP, SEXP printEverySEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type nOuter(nOuterSEXP);
-    Rcpp::traits::input_parameter< int >::type nInner(nInnerSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    Rcpp::traits::input_parameter< double >::type printEvery(printEverySEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolProgressNested(nOuter, nInner, ms, nThreads, printEvery));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolProgressCost
-Rcpp::NumericVector spoolProgressCost(int n);
-RcppExport SEXP _RcppSpool_spoolProgressCost(SEXP nSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolProgressCost(n));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolSumLoop
-double spoolSumLoop(double n, int nThreads);
-RcppExport SEXP _RcppSpool_spoolSumLoop(SEXP nSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< double >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolSumLoop(n, nThreads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolSleepyLoop
-int spoolSleepyLoop(int n, double ms, int nThreads);
-RcppExport SEXP _RcppSpool_spoolSleepyLoop(SEXP nSEXP, SEXP msSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< double >::type ms(msSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolSleepyLoop(n, ms, nThreads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolPrintLines
-void spoolPrintLines(int nThreads, int nLines, bool toErr);
-RcppExport SEXP _RcppSpool_spoolPrintLines(SEXP nThreadsSEXP, SEXP nLinesSEXP, SEXP toErrSEXP) {
-BEGIN_RCPP
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    Rcpp::traits::input_parameter< int >::type nLines(nLinesSEXP);
-    Rcpp::traits::input_parameter< bool >::type toErr(toErrSEXP);
-    spoolPrintLines(nThreads, nLines, toErr);
-    return R_NilValue;
-END_RCPP
-}
-// spoolThrowFrom
-void spoolThrowFrom(std::string where, std::string msg);
-RcppExport SEXP _RcppSpool_spoolThrowFrom(SEXP whereSEXP, SEXP msgSEXP) {
-BEGIN_RCPP
-    Rcpp::traits::input_parameter< std::string >::type where(whereSEXP);
-    Rcpp::traits::input_parameter< std::string >::type msg(msgSEXP);
-    spoolThrowFrom(where, msg);
-    return R_NilValue;
-END_RCPP
-}
-// spoolKde
-Rcpp::NumericVector spoolKde(Rcpp::NumericVector x, Rcpp::NumericVector grid, double bw, int nThreads);
-RcppExport SEXP _RcppSpool_spoolKde(SEXP xSEXP, SEXP gridSEXP, SEXP bwSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type grid(gridSEXP);
-    Rcpp::traits::input_parameter< double >::type bw(bwSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolKde(x, grid, bw, nThreads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolHostInfo
-Rcpp::List spoolHostInfo();
-RcppExport SEXP _RcppSpool_spoolHostInfo() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(spoolHostInfo());
-    return rcpp_result_gen;
-END_RCPP
-}
-// spoolPrintFromLoop
-void spoolPrintFromLoop(int n, int nThreads);
-RcppExport SEXP _RcppSpool_spoolPrintFromLoop(SEXP nSEXP, SEXP nThreadsSEXP) {
-BEGIN_RCPP
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type nThreads(nThreadsSEXP);
-    spoolPrintFromLoop(n, nThreads);
-    return R_NilValue;
-END_RCPP
-}
-// spoolThreadTail
-void spoolThreadTail(std::string text);
-RcppExport SEXP _RcppSpool_spoolThreadTail(SEXP textSEXP) {
-BEGIN_RCPP
-    Rcpp::traits::input_parameter< std::string >::type text(textSEXP);
-    spoolThreadTail(text);
-    return R_NilValue;
-END_RCPP
-}
-// spoolManyLoops
-double spoolManyLoops(int n, int len);
-RcppExport SEXP _RcppSpool_spoolManyLoops(SEXP nSEXP, SEXP lenSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    Rcpp::traits::input_parameter< int >::type len(lenSEXP);
-    rcpp_result_gen = Rcpp::wrap(spoolManyLoops(n, len));
+    rcpp_result_gen = Rcpp::wrap(runtimeInfo());
     return rcpp_result_gen;
 END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_RcppSpool_benchSpool", (DL_FUNC) &_RcppSpool_benchSpool, 6},
-    {"_RcppSpool_benchCapacity", (DL_FUNC) &_RcppSpool_benchCapacity, 2},
-    {"_RcppSpool_benchHasOpenmp", (DL_FUNC) &_RcppSpool_benchHasOpenmp, 0},
-    {"_RcppSpool_benchSpoolCleanup", (DL_FUNC) &_RcppSpool_benchSpoolCleanup, 0},
     {"_RcppSpool_testGlobal", (DL_FUNC) &_RcppSpool_testGlobal, 0},
     {"_RcppSpool_cpp_available_cores", (DL_FUNC) &_RcppSpool_cpp_available_cores, 0},
     {"_RcppSpool_cpp_default_threads", (DL_FUNC) &_RcppSpool_cpp_default_threads, 0},
@@ -468,40 +105,14 @@ static const R_CallMethodDef CallEntries[] = {
     {"_RcppSpool_cpp_default_threads_api", (DL_FUNC) &_RcppSpool_cpp_default_threads_api, 0},
     {"_RcppSpool_cpp_available_cores_api", (DL_FUNC) &_RcppSpool_cpp_available_cores_api, 0},
     {"_RcppSpool_cpp_is_forked_child", (DL_FUNC) &_RcppSpool_cpp_is_forked_child, 0},
-    {"_RcppSpool_spoolFaultWork", (DL_FUNC) &_RcppSpool_spoolFaultWork, 4},
-    {"_RcppSpool_spoolFaultLateUnits", (DL_FUNC) &_RcppSpool_spoolFaultLateUnits, 0},
-    {"_RcppSpool_spoolFaultLateCalls", (DL_FUNC) &_RcppSpool_spoolFaultLateCalls, 0},
-    {"_RcppSpool_spoolFaultThrowEvery", (DL_FUNC) &_RcppSpool_spoolFaultThrowEvery, 5},
-    {"_RcppSpool_spoolFaultLongLine", (DL_FUNC) &_RcppSpool_spoolFaultLongLine, 5},
-    {"_RcppSpool_spoolFaultSmallMix", (DL_FUNC) &_RcppSpool_spoolFaultSmallMix, 2},
-    {"_RcppSpool_spoolFaultWaitTask", (DL_FUNC) &_RcppSpool_spoolFaultWaitTask, 3},
-    {"_RcppSpool_spoolFaultTaskProbe", (DL_FUNC) &_RcppSpool_spoolFaultTaskProbe, 0},
-    {"_RcppSpool_spoolFaultPrintTasks", (DL_FUNC) &_RcppSpool_spoolFaultPrintTasks, 3},
-    {"_RcppSpool_spoolFaultScopes", (DL_FUNC) &_RcppSpool_spoolFaultScopes, 0},
-    {"_RcppSpool_spoolFaultMallocTrim", (DL_FUNC) &_RcppSpool_spoolFaultMallocTrim, 0},
-    {"_RcppSpool_spoolLoopThreads", (DL_FUNC) &_RcppSpool_spoolLoopThreads, 3},
-    {"_RcppSpool_spoolLocalPoolThreads", (DL_FUNC) &_RcppSpool_spoolLocalPoolThreads, 3},
-    {"_RcppSpool_spoolGlobalPoolState", (DL_FUNC) &_RcppSpool_spoolGlobalPoolState, 0},
-    {"_RcppSpool_spoolBusyStart", (DL_FUNC) &_RcppSpool_spoolBusyStart, 2},
-    {"_RcppSpool_spoolBusyWait", (DL_FUNC) &_RcppSpool_spoolBusyWait, 0},
-    {"_RcppSpool_spoolScaledSum", (DL_FUNC) &_RcppSpool_spoolScaledSum, 3},
     {"_RcppSpool_spoolKendall", (DL_FUNC) &_RcppSpool_spoolKendall, 3},
-    {"_RcppSpool_spoolProgressDemo", (DL_FUNC) &_RcppSpool_spoolProgressDemo, 9},
-    {"_RcppSpool_spoolProgressNested", (DL_FUNC) &_RcppSpool_spoolProgressNested, 5},
-    {"_RcppSpool_spoolProgressCost", (DL_FUNC) &_RcppSpool_spoolProgressCost, 1},
-    {"_RcppSpool_spoolSumLoop", (DL_FUNC) &_RcppSpool_spoolSumLoop, 2},
-    {"_RcppSpool_spoolSleepyLoop", (DL_FUNC) &_RcppSpool_spoolSleepyLoop, 3},
-    {"_RcppSpool_spoolPrintLines", (DL_FUNC) &_RcppSpool_spoolPrintLines, 3},
-    {"_RcppSpool_spoolThrowFrom", (DL_FUNC) &_RcppSpool_spoolThrowFrom, 2},
-    {"_RcppSpool_spoolKde", (DL_FUNC) &_RcppSpool_spoolKde, 4},
-    {"_RcppSpool_spoolHostInfo", (DL_FUNC) &_RcppSpool_spoolHostInfo, 0},
-    {"_RcppSpool_spoolPrintFromLoop", (DL_FUNC) &_RcppSpool_spoolPrintFromLoop, 2},
-    {"_RcppSpool_spoolThreadTail", (DL_FUNC) &_RcppSpool_spoolThreadTail, 1},
-    {"_RcppSpool_spoolManyLoops", (DL_FUNC) &_RcppSpool_spoolManyLoops, 2},
+    {"_RcppSpool_runtimeInfo", (DL_FUNC) &_RcppSpool_runtimeInfo, 0},
     {NULL, NULL, 0}
 };
 
+void registerRuntime(DllInfo* dll);
 RcppExport void R_init_RcppSpool(DllInfo *dll) {
     R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
+    registerRuntime(dll);
 }

@@ -2,12 +2,12 @@
 // kendall_matrix(), in plain C++ (no R, no threading library).
 //
 // One header for every shared object that takes part in the benchmark: the
-// package's own src/benchmark.cpp and src/kendall.cpp include it from
-// ../inst/bench/, and the files compiled at run time with Rcpp::sourceCpp()
-// (inst/bench/rcppparallel.cpp, inst/bench/rcppthread.cpp) include it from
-// the installed bench/ folder. So every method computes exactly the same
-// thing on exactly the same data, and only the way the work is spread over
-// threads differs.
+// files benchmark() compiles at run time with Rcpp::sourceCpp()
+// (inst/bench/rcppspool.cpp, rcppparallel.cpp, rcppthread.cpp) include it
+// from the installed bench/ folder, and the package's src/kendall.cpp
+// (kendall_matrix()) from ../inst/bench/. So every method computes exactly
+// the same thing on exactly the same data, and only the way the work is
+// spread over threads differs.
 //
 // A method is a "loop": a callable `loop(n, body)` that runs body(i) for every
 // i in [0, n) and returns when all are done (serially, on a pool, with OpenMP,

@@ -52,7 +52,7 @@ long fibTbb(int n)
 }  // namespace
 
 // One measurement: `k` runs of `workload` at `size` (and `d`) on `threads`
-// threads; returns c(seconds per run, check value). See src/benchmark.cpp.
+// threads; returns c(seconds per run, check value). See rcppspool.cpp.
 // [[Rcpp::export]]
 Rcpp::NumericVector bench_rcppparallel(std::string workload, std::string method, double size, int d,
                                        int threads, int k)

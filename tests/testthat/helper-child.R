@@ -1,10 +1,19 @@
 # Helpers for tests that run R in a child process (real signals, forks, output).
 
-# The library paths of this session, so a child finds the package under test.
+# The library paths of this session, so a child finds the package under test
+# (and the test package spoolTests, once built: helper-testpkg.R).
 child_libpaths <- function() paste(.libPaths(), collapse = .Platform$path.sep)
 
-# Writes `code` (character lines) to a script and starts Rscript on it.
+# Builds spoolTests (helper-testpkg.R) if the child's code uses it; nothing
+# when that helper is not loaded (a test file run on its own with this one).
+child_needs_spool_tests <- function(code) {
+  if (exists("spool_tests_for", mode = "function")) spool_tests_for(code)
+}
+
+# Writes `code` (character lines) to a script and starts Rscript on it. Code
+# that uses spoolTests gets it built first.
 start_child_r <- function(code, env = character()) {
+  child_needs_spool_tests(code)
   script <- tempfile(fileext = ".R")
   writeLines(code, script)
   processx::process$new(
@@ -18,6 +27,7 @@ start_child_r <- function(code, env = character()) {
 # processx::run() drains the pipes while it waits (a child writing more than a
 # pipe holds would otherwise block forever).
 run_child_r <- function(code, env = character(), timeout = 120) {
+  child_needs_spool_tests(code)
   script <- tempfile(fileext = ".R")
   writeLines(code, script)
   res <- processx::run(
@@ -47,6 +57,7 @@ wait_for_line <- function(p, pattern, timeout = 30) {
 # process with this session's library paths, in the background; the child's
 # output goes to a log that finish_r_job() shows when something fails.
 start_r_job <- function(fun, args = list()) {
+  child_needs_spool_tests(fun)
   log <- tempfile("child", fileext = ".log")
   p <- callr::r_bg(fun, args, libpath = .libPaths(), stdout = log, stderr = "2>&1",
                    package = FALSE)

@@ -1,5 +1,6 @@
 # benchmark(): the plan, the measurements, the result's shape, printing,
-# plotting, the competitors compiled at run time, and Ctrl-C.
+# plotting, the workloads compiled at run time (RcppSpool's own and the
+# competitors'), and Ctrl-C.
 
 tiny_sizes <- list(thread_create = c(1, 2), interrupt_check = 1000, empty_jobs = c(100, 1000),
                    kde = c(20, 50), kendall = c(20, 50), fork_join = 2, nested_loops = 5, fib = c(5, 10))
@@ -94,8 +95,13 @@ test_that("Ctrl-C stops a benchmark promptly", {
   skip_on_cran()
   skip_if_not_installed("processx")
   skip_on_os("windows")
+  # The child compiles the workloads (or loads them from this session's
+  # cache) before it says READY: the interrupt must come while it measures.
   p <- start_child_r(c(
     "library(RcppSpool)",
+    sprintf("options(RcppSpool.bench_cache = %s)", deparse(RcppSpool:::bench_cache_dir())),
+    "invisible(suppressMessages(benchmark(workloads = 'fork_join', methods = 'RcppSpool parallelFor',",
+    "                                     sizes = list(fork_join = 2), reps = 1, progress = FALSE)))",
     "cat('READY\\n')",
     "res <- tryCatch(benchmark(workloads = 'kendall', methods = 'RcppSpool parallelFor',",
     "                          sizes = list(kendall = c(1000, 2000, 4000)), reps = 100, progress = FALSE),",
@@ -103,7 +109,7 @@ test_that("Ctrl-C stops a benchmark promptly", {
     "cat('DONE', is.null(res), '\\n')"
   ))
   on.exit(if (p$is_alive()) p$kill())
-  wait_for_line(p, "^READY")
+  wait_for_line(p, "^READY", timeout = 300)
   Sys.sleep(1.5)
   sent <- as.numeric(Sys.time())
   p$signal(tools::SIGINT)

@@ -2,7 +2,7 @@
 # mixed work, exceptions from 1% of a million iterations, very long output,
 # and memory over many calls. The work runs in child R processes (real
 # signals, a crash cannot take the test run with it, RSS is the child's own);
-# the entry points are in src/faults_test.cpp. Figures are printed with
+# the entry points are in testpkg/src/faults_test.cpp. Figures are printed with
 # message(). Progress bars inside nested loops are covered by test-progress.R
 # ("nested progress objects each print their final line once").
 
@@ -17,7 +17,7 @@ faults_rss_code <- c(
   "# after a full gc() and malloc_trim(0): memory in use, not malloc's high-water marks",
   "rss_used_mb <- function() {",
   "  invisible(gc())",
-  "  RcppSpool:::.spool_fault_malloc_trim()",
+  "  spoolTests::.spool_fault_malloc_trim()",
   "  rss_mb()",
   "}"
 )
@@ -76,6 +76,28 @@ faults_reader <- function(p, keep = "^@@") {
   rd
 }
 
+# The seed of a test with random work: RCPPSPOOL_TEST_SEED if set (to repeat
+# a run; RCPPSPOOL_FAULTS_SEED is the older name), else a new one. The tests
+# print it.
+faults_test_seed <- function() {
+  s <- Sys.getenv("RCPPSPOOL_TEST_SEED", Sys.getenv("RCPPSPOOL_FAULTS_SEED"))
+  if (!nzchar(s)) return(as.integer((as.numeric(Sys.time()) * 1000) %% 100000))
+  seed <- suppressWarnings(as.integer(s))
+  if (is.na(seed)) stop("RCPPSPOOL_TEST_SEED must be a whole number, not '", s, "'")
+  seed
+}
+
+# Growth of RSS (MB) per 100 calls after warm-up: the slope of a straight
+# line fitted to the readings (named by call number) from call `from` on. A
+# step before `from` (something filled once while the process warms up) does
+# not count; memory that grows with the number of calls (a leak) does.
+faults_rss_trend <- function(rss, from = 30) {
+  calls <- as.numeric(names(rss))
+  keep <- calls >= from & !is.na(rss)
+  if (sum(keep) < 3) return(NA_real_)
+  unname(stats::coef(stats::lm(rss[keep] ~ calls[keep]))[2]) * 100
+}
+
 # The value of `expr` evaluated with the random seed `seed`; the caller's
 # random number stream is left as it was.
 faults_with_seed <- function(seed, expr) {
@@ -98,17 +120,15 @@ faults_mix_child <- function(seed) c(
   faults_rss_code,
   sprintf("set.seed(%d)", seed),
   r"---(
-# microseconds per unit of work, by kind (see src/faults_test.cpp)
+# microseconds per unit of work, by kind (see testpkg/src/faults_test.cpp)
 us <- c(nocheck = 2000, check = 1000, push = 5, gpush = 5, async = 200,
         taskgroup = 500, output = 1000, nested = 1000)
 units <- function(kind, secs, nt) max(10L, as.integer(round(secs * min(nt, 2) * 1e6 / us[[kind]])))
 expected <- function(kind, n) if (kind == "async") n * (n - 1) / 2 else n
 # RSS shows what the calls leak, not high-water marks: it is read after gc()
-# and malloc_trim(0) (malloc keeps freed memory, e.g. the queues of pools that
-# are gone), and the global pool, whose task queue keeps the capacity of its
-# longest queue for the life of the process, first gets a longer queue than
-# any call below makes (300,000 tasks of 1 us pushed at once).
-stopifnot(RcppSpool:::.spool_fault_work("gpush", 300000L, 1, 2L) == 300000)
+# and malloc_trim(0) (malloc keeps freed memory), and after the pools have
+# been idle for longer than their queues keep what a burst made them grow
+# for the next burst (0.5 s; cpp/tests/test_memory.cpp).
 for (i in 1:100) {
   kind <- sample(names(us), 1)
   nt <- sample(c(1L, 2L, 2L, 4L), 1)
@@ -118,7 +138,7 @@ for (i in 1:100) {
   st$finished <- FALSE; st$value <- NA; st$caught <- NA; st$err <- "-"
   outcome <- tryCatch({
     cat(sprintf("@@START %d %s %d %d\n", i, kind, nt, n))
-    st$value <- RcppSpool:::.spool_fault_work(kind, n, us[[kind]], nt)
+    st$value <- spoolTests::.spool_fault_work(kind, n, us[[kind]], nt)
     st$finished <- TRUE
     Sys.sleep(20)  # the signal is on its way: it ends this sleep
     "nosignal"
@@ -131,25 +151,43 @@ for (i in 1:100) {
   })
   ok_value <- !st$finished || isTRUE(st$value == expected(kind, n))
   m <- units(kind, 0.02, 2L)
-  v <- tryCatch(RcppSpool:::.spool_fault_work(kind, m, us[[kind]], 2L),
+  v <- tryCatch(spoolTests::.spool_fault_work(kind, m, us[[kind]], 2L),
                 condition = function(e) paste("condition", class(e)[1]))
   ok_next <- isTRUE(v == expected(kind, m))
   cat(sprintf("@@END %d %s %s %.6f %s %s %.0f %s\n", i, outcome, st$finished, st$caught,
-              ok_value, ok_next, RcppSpool:::.spool_fault_late_units(), st$err))
-  if (i %% 10 == 0) cat(sprintf("@@RSS %d %.2f %.2f\n", i, rss_used_mb(), rss_mb()))
+              ok_value, ok_next, spoolTests::.spool_fault_late_units(), st$err))
+  if (i %% 10 == 0) {
+    Sys.sleep(0.7)
+    cat(sprintf("@@RSS %d %.2f %.2f\n", i, rss_used_mb(), rss_mb()))
+  }
 }
 Sys.sleep(1)
-cat(sprintf("@@LATE %.0f %s\n", RcppSpool:::.spool_fault_late_units(),
-            paste(c("calls", RcppSpool:::.spool_fault_late_calls()), collapse = ",")))
+cat(sprintf("@@LATE %.0f %s\n", spoolTests::.spool_fault_late_units(),
+            paste(c("calls", spoolTests::.spool_fault_late_calls()), collapse = ",")))
 cat("@@DONE\n")
 )---")
+
+test_that("the RSS trend tells a leak from a step during warm-up", {
+  calls <- seq(10, 100, by = 10)
+  at <- function(v) stats::setNames(v, calls)
+  # The failure this replaced: 12.6 MB in one step between calls 10 and 20, flat after.
+  expect_lt(abs(faults_rss_trend(at(c(100, rep(112.6, 9))))), 0.01)
+  # Flat with noise of +-1 MB.
+  expect_lt(faults_rss_trend(at(100 + c(0, 1, -1, 1, -1, 0, 1, -1, 1, -1))), 5)
+  # Leaks: the same 12.6 MB spread over the calls; 5 MB per 100 calls; a
+  # step in the middle of the calls that are judged.
+  expect_gt(faults_rss_trend(at(100 + 0.14 * calls)), 5)
+  expect_gte(faults_rss_trend(at(100 + 0.05 * calls)), 5 - 1e-9)
+  expect_gt(faults_rss_trend(at(c(rep(100, 5), rep(112.6, 5)))), 5)
+})
 
 test_that("100 interrupts at random moments during mixed work: each handled, the next call right, RSS flat", {
   skip_on_cran()
   skip_on_os("windows")
   skip_if_not_installed("processx")
   if (!file.exists("/proc/self/status")) skip_if_not_installed("ps")
-  seed <- as.integer(Sys.getenv("RCPPSPOOL_FAULTS_SEED", as.character(as.integer(Sys.time()) %% 100000L)))
+  seed <- faults_test_seed()
+  message("random interrupts during mixed work: seed ", seed, " (RCPPSPOOL_TEST_SEED=", seed, " repeats the mix)")
   delays <- faults_with_seed(seed, stats::runif(100, 0, 0.3))
   t0 <- Sys.time()
   p <- start_child_r(faults_mix_child(seed))
@@ -216,6 +254,8 @@ test_that("100 interrupts at random moments during mixed work: each handled, the
     elapsed))
   message("RSS (MB, after gc() and malloc_trim(0); without them) after calls ", paste(names(rss), collapse = ", "), ": ",
           paste(sprintf("%.1f (%.1f)", rss, rss_raw), collapse = ", "))
+  trend <- faults_rss_trend(rss)
+  message(sprintf("RSS trend after warm-up (calls 30-100, fitted): %+.2f MB per 100 calls (seed %d)", trend, seed))
   by_kind <- tapply(calls$caught - calls$sent, calls$kind, function(x) max(c(-Inf, x), na.rm = TRUE))
   message("max latency by kind (s): ", paste(sprintf("%s %.3f", names(by_kind), by_kind), collapse = ", "))
 
@@ -233,7 +273,11 @@ test_that("100 interrupts at random moments during mixed work: each handled, the
                                            if (!is.null(late)) strsplit(late, " ")[[1]][3]))
   expect_lt(median(latency), 0.5)
   expect_lt(max(latency), 5)
-  expect_lt(rss["100"] - rss["10"], 5)
+  # A leak shows as growth with the number of calls; a step while the
+  # process warms up (first calls) does not. The fit over calls 30-100
+  # projects what 100 more calls would add: a leak of 5 MB per 100 calls
+  # or more fails.
+  expect_lt(trend, 5, label = paste0("RSS growth per 100 calls after warm-up (seed ", seed, ")"))
   expect_false(any(grepl("segfault|Execution halted|terminate called", rd$err)))
 })
 
@@ -247,11 +291,11 @@ test_that("Ctrl-C while R's main thread waits for one task: the task sees it and
   p <- start_child_r(c(
     "library(RcppSpool)",
     sprintf("for (k in c(%s)) {", paste0("'", kinds, "'", collapse = ", ")),
-    "  r <- tryCatch({ cat('@@READY', k, '\\n'); RcppSpool:::.spool_fault_wait_task(k, 600L, 5) },",
+    "  r <- tryCatch({ cat('@@READY', k, '\\n'); spoolTests::.spool_fault_wait_task(k, 600L, 5) },",
     "                interrupt = function(e) 'interrupt')",
     "  t <- as.numeric(Sys.time())",
     "  Sys.sleep(1)",
-    "  pr <- RcppSpool:::.spool_fault_task_probe()",
+    "  pr <- spoolTests::.spool_fault_task_probe()",
     "  cat(sprintf('@@TASK %s %s %.6f %.0f %.0f %s\\n', k, r, t, pr$steps, pr$stepsAfterEnd, pr$sawInterrupt))",
     "}",
     "cat('@@DONE\\n')"
@@ -296,11 +340,11 @@ test_that("Ctrl-C while R's main thread releases workers' output: the call unwin
     "library(RcppSpool)",
     sprintf("for (k in 1:%d) {", rounds),
     "  cat('@@READY', k, '\\n')",
-    "  r <- tryCatch(RcppSpool:::.spool_fault_print_tasks(20000L, 0.1, 2L), interrupt = function(e) 'interrupt')",
-    "  s1 <- RcppSpool:::.spool_fault_task_probe()$steps",
-    "  sc <- RcppSpool:::.spool_fault_scopes()",
+    "  r <- tryCatch(spoolTests::.spool_fault_print_tasks(20000L, 0.1, 2L), interrupt = function(e) 'interrupt')",
+    "  s1 <- spoolTests::.spool_fault_task_probe()$steps",
+    "  sc <- spoolTests::.spool_fault_scopes()",
     "  Sys.sleep(0.3)",
-    "  s2 <- RcppSpool:::.spool_fault_task_probe()$steps",
+    "  s2 <- spoolTests::.spool_fault_task_probe()$steps",
     "  cat(sprintf('@@ROUND %d %s %.0f %.0f %.0f %.0f\\n', k, r, sc[1], sc[2], s1, s2))",
     "}",
     "cat('@@DONE\\n')"
@@ -351,7 +395,7 @@ test_that("1% of 1e6 iterations throw: R gets exactly one error, one of theirs; 
       msg <- NULL
       t <- system.time(tryCatch(
         withCallingHandlers(
-          RcppSpool:::.spool_fault_throw_every(1e6, 100L, 2L, where, FALSE),
+          spool_tests()$.spool_fault_throw_every(1e6, 100L, 2L, where, FALSE),
           error = function(e) n_errors <<- n_errors + 1,
           warning = function(w) n_other <<- n_other + 1,
           message = function(m) n_other <<- n_other + 1
@@ -364,11 +408,11 @@ test_that("1% of 1e6 iterations throw: R gets exactly one error, one of theirs; 
       i <- as.numeric(sub("^failure at iteration ", "", msg))
       expect_true(i %% 100 == 99 && i < 1e6, info = msg)
       # the pool afterwards: a reduction and many tasks
-      expect_equal(RcppSpool:::.spool_sum_loop(1e5, 2L), expected_sum)
-      expect_equal(RcppSpool:::.spool_fault_work("gpush", 1000L, 0, 2L), 1000)
+      expect_equal(spool_tests()$.spool_sum_loop(1e5, 2L), expected_sum)
+      expect_equal(spool_tests()$.spool_fault_work("gpush", 1000L, 0, 2L), 1000)
     }
     # the same caught in C++: how much ran before the loop was cancelled
-    s <- RcppSpool:::.spool_fault_throw_every(1e6, 100L, 2L, where, TRUE)
+    s <- spool_tests()$.spool_fault_throw_every(1e6, 100L, 2L, where, TRUE)
     expect_match(s$message, "^failure at iteration [0-9]*99$")
     expect_lt(s$ran, 1e6)
     expect_gte(s$threw, 1)
@@ -381,7 +425,7 @@ test_that("2 threads x 50,000 lines through Rcout arrive whole, once each, in or
   skip_on_cran()
   skip_on_os("windows")
   skip_if_not_installed("processx")
-  r <- run_child_r(c("library(RcppSpool)", "RcppSpool:::.spool_print_lines(2L, 50000L, FALSE)"))
+  r <- run_child_r(c("library(RcppSpool)", "spoolTests::.spool_print_lines(2L, 50000L, FALSE)"))
   expect_equal(r$status, 0)
   lines <- r$stdout
   message(sprintf("2 threads x 50,000 lines: %d lines arrived, %d distinct", length(lines), length(unique(lines))))
@@ -400,7 +444,7 @@ test_that("2 threads x 50,000 lines through Rcout arrive whole, once each, in or
 faults_long_line <- function(pieces) {
   r <- run_child_r(c(
     "library(RcppSpool)",
-    sprintf(paste0("t <- system.time(RcppSpool:::.spool_fault_long_line(1e6, %dL, 2L, 1000L, '%s'))[['elapsed']]; ",
+    sprintf(paste0("t <- system.time(spoolTests::.spool_fault_long_line(1e6, %dL, 2L, 1000L, '%s'))[['elapsed']]; ",
                    "cat(sprintf('@@time %%.3f\\n', t))"), pieces, c("thread", "pool"))
   ), timeout = 300)
   case <- cumsum(r$stdout == "@@begin")
@@ -466,12 +510,12 @@ test_that("RSS stays flat over 1000 calls of a loop, push + wait, async and a lo
   r <- run_child_r(c(
     "library(RcppSpool)",
     faults_rss_code,
-    "warm <- vapply(1:50, function(i) RcppSpool:::.spool_fault_small_mix(2L, FALSE), 0)",
+    "warm <- vapply(1:50, function(i) spoolTests::.spool_fault_small_mix(2L, FALSE), 0)",
     "r0 <- rss_used_mb(); r0_raw <- rss_mb(); t0 <- Sys.time()",
     "bad <- 0; errs <- 0",
     "for (i in 1:1000) {",
     "  fail <- i %% 10 == 0",
-    "  v <- tryCatch(RcppSpool:::.spool_fault_small_mix(2L, fail),",
+    "  v <- tryCatch(spoolTests::.spool_fault_small_mix(2L, fail),",
     "                error = function(e) if (identical(conditionMessage(e), 'planned failure')) 'error' else NA)",
     "  if (fail) { if (identical(v, 'error')) errs <- errs + 1 else bad <- bad + 1 }",
     "  else if (!isTRUE(v == 501626)) bad <- bad + 1",

@@ -32,31 +32,31 @@ test_that("20 of 20 mclapply() runs after the pool was used finish within 30 s, 
   skip_on_cran()  # 20 rounds of forks; the scenario below runs on CRAN too
   code <- c(
     'suppressMessages(library(RcppSpool))',
-    'ref <- RcppSpool:::.spool_scaled_sum(1e6, 1, 1L)  # serial reference: bitwise the same for any thread count',
+    'ref <- spoolTests::.spool_scaled_sum(1e6, 1, 1L)  # serial reference: bitwise the same for any thread count',
     'cat("ready\\n")',
     'for (run in 1:20) {',
     '  t0 <- proc.time()[["elapsed"]]',
     '  # The parent uses the global pool with its worker threads ...',
-    '  p <- RcppSpool:::.spool_loop_threads(40L, 1, 2L)',
-    '  st <- RcppSpool:::.spool_global_pool_state()',
+    '  p <- spoolTests::.spool_loop_threads(40L, 1, 2L)',
+    '  st <- spoolTests::.spool_global_pool_state()',
     '  ok <- p$iterations == 40 && p$sum == sum(0:39) && st$workers >= 1 && !st$inline &&',
-    '        identical(RcppSpool:::.spool_scaled_sum(1e6, 1, 2L), ref)',
+    '        identical(spoolTests::.spool_scaled_sum(1e6, 1, 2L), ref)',
     '  # ... then forks; every child runs parallel loops on the inherited pool.',
     '  res <- parallel::mclapply(1:4, function(i) {',
-    '    s <- RcppSpool:::.spool_scaled_sum(1e6, 1, 2L)',
-    '    l <- RcppSpool:::.spool_loop_threads(200L, 0, 2L)',
-    '    d <- RcppSpool:::.spool_scaled_sum(1e5, 1, -1L)',  # the default count
-    '    st <- RcppSpool:::.spool_global_pool_state()',
+    '    s <- spoolTests::.spool_scaled_sum(1e6, 1, 2L)',
+    '    l <- spoolTests::.spool_loop_threads(200L, 0, 2L)',
+    '    d <- spoolTests::.spool_scaled_sum(1e5, 1, -1L)',  # the default count
+    '    st <- spoolTests::.spool_global_pool_state()',
     '    list(sum = s, iter = l$iterations, idx = l$sum, callerOnly = l$callerOnly, d = d,',
     '         inline = st$inline, child = isForkedChild(), threads = getThreads())',
     '  }, mc.cores = 2)',
     '  ok <- ok && length(res) == 4 && all(vapply(res, function(r) {',
     '    is.list(r) && identical(r$sum, ref) && r$iter == 200 && r$idx == sum(0:199) &&',
-    '      isTRUE(r$callerOnly) && identical(r$d, RcppSpool:::.spool_scaled_sum(1e5, 1, 1L)) &&',
+    '      isTRUE(r$callerOnly) && identical(r$d, spoolTests::.spool_scaled_sum(1e5, 1, 1L)) &&',
     '      isTRUE(r$inline) && isTRUE(r$child) && identical(r$threads, 1L)',
     '  }, logical(1)))',
     '  # The parent\'s pool still works after the fork.',
-    '  ok <- ok && identical(RcppSpool:::.spool_scaled_sum(1e6, 1, 2L), ref) && !isForkedChild()',
+    '  ok <- ok && identical(spoolTests::.spool_scaled_sum(1e6, 1, 2L), ref) && !isForkedChild()',
     '  if (!ok) { cat("run", run, "FAILED\\n"); str(res) }',
     '  cat(sprintf("run %d %s %.3f\\n", run, if (ok) "ok" else "FAILED", proc.time()[["elapsed"]] - t0))',
     '}'
@@ -100,17 +100,17 @@ test_that("20 of 20 mclapply() runs after the pool was used finish within 30 s, 
 test_that("children of a busy pool do not wait for the parent's work", {
   code <- c(
     'suppressMessages(library(RcppSpool))',
-    'ref <- RcppSpool:::.spool_scaled_sum(1e6, 1, 1L)',
-    'st <- RcppSpool:::.spool_global_pool_state()',
+    'ref <- spoolTests::.spool_scaled_sum(1e6, 1, 1L)',
+    'st <- spoolTests::.spool_global_pool_state()',
     'cat("parent_workers=", st$workers, "\\n", sep = "")',
     't0 <- proc.time()[["elapsed"]]',
     '# 4 tasks of 1.5 s on the global pool: its workers are busy and tasks are queued.',
-    'RcppSpool:::.spool_busy_start(4L, 1500)',
+    'spoolTests::.spool_busy_start(4L, 1500)',
     'res <- parallel::mclapply(1:2, function(i) {',
     '  c0 <- proc.time()[["elapsed"]]',
-    '  s <- RcppSpool:::.spool_scaled_sum(1e6, 1, 2L)',
-    '  done <- RcppSpool:::.spool_busy_wait()  # the parent\'s tasks are not ours to wait for',
-    '  l <- RcppSpool:::.spool_loop_threads(100L, 0, 2L)',
+    '  s <- spoolTests::.spool_scaled_sum(1e6, 1, 2L)',
+    '  done <- spoolTests::.spool_busy_wait()  # the parent\'s tasks are not ours to wait for',
+    '  l <- spoolTests::.spool_loop_threads(100L, 0, 2L)',
     '  list(ok = identical(s, ref) && l$iterations == 100 && l$callerOnly,',
     '       done = done, secs = proc.time()[["elapsed"]] - c0)',
     '}, mc.cores = 2)',
@@ -119,9 +119,9 @@ test_that("children of a busy pool do not wait for the parent's work", {
     'cat("children_done=", paste(vapply(res, function(r) r$done, 1L), collapse = ","), "\\n", sep = "")',
     'cat("children_secs=", max(vapply(res, function(r) r$secs, 1)), "\\n", sep = "")',
     'cat("mclapply_secs=", fork_secs, "\\n", sep = "")',
-    'cat("parent_done=", RcppSpool:::.spool_busy_wait(), "\\n", sep = "")',
+    'cat("parent_done=", spoolTests::.spool_busy_wait(), "\\n", sep = "")',
     'cat("parent_secs=", proc.time()[["elapsed"]] - t0, "\\n", sep = "")',
-    'cat("parent_after=", identical(RcppSpool:::.spool_scaled_sum(1e6, 1, 2L), ref), "\\n", sep = "")'
+    'cat("parent_after=", identical(spoolTests::.spool_scaled_sum(1e6, 1, 2L), ref), "\\n", sep = "")'
   )
   out <- kv(run_ok(code, timeout = 60))
   message(sprintf("fork while busy: children took %.3f s (mclapply %.3f s); parent's 4 x 1.5 s tasks took %.3f s",
@@ -141,7 +141,7 @@ test_that("children of a busy pool do not wait for the parent's work", {
 test_that("isForkedChild() and the default thread count in forked children", {
   code <- c(
     'suppressMessages(library(RcppSpool))',
-    'invisible(RcppSpool:::.spool_scaled_sum(1e5, 1, 2L))',
+    'invisible(spoolTests::.spool_scaled_sum(1e5, 1, 2L))',
     'cat("parent_child=", isForkedChild(), "\\n", sep = "")',
     'cat("parent_threads=", getThreads() == availableCores(), "\\n", sep = "")',
     'r <- parallel::mclapply(1:2, function(i)',
@@ -155,7 +155,7 @@ test_that("isForkedChild() and the default thread count in forked children", {
     'options(old)',
     '# ... or made in the child, where a new pool gets that many workers.',
     'r <- parallel::mclapply(1:2, function(i) {',
-    '  setThreads(2); p <- RcppSpool:::.spool_local_pool_threads(-1L, 10L, 0)',
+    '  setThreads(2); p <- spoolTests::.spool_local_pool_threads(-1L, 10L, 0)',
     '  c(getThreads(), p$workers, p$iterations)',
     '}, mc.cores = 2)',
     'cat("child_set=", paste(unique(vapply(r, paste, "", collapse = ",")), collapse = ";"), "\\n", sep = "")',
@@ -173,14 +173,16 @@ test_that("isForkedChild() and the default thread count in forked children", {
 
 test_that("a child whose parent never used the pool makes a serial one, not a full one", {
   # The fork rule is what keeps this case from oversubscribing: the global
-  # pool is new in the child, sized by the default count.
+  # pool is new in the child, sized by the default count. The test functions
+  # are loaded before the fork (as the package's own code is), not used.
   code <- c(
     'suppressMessages(library(RcppSpool))',
+    'invisible(loadNamespace("spoolTests"))',
     'procThreads <- function() as.integer(sub("Threads:\\\\s*", "",',
     '  grep("^Threads:", readLines("/proc/self/status"), value = TRUE)))',
     'r <- parallel::mclapply(1:2, function(i) {',
-    '  l <- RcppSpool:::.spool_loop_threads(50L, 1, -1L)',
-    '  st <- RcppSpool:::.spool_global_pool_state()',
+    '  l <- spoolTests::.spool_loop_threads(50L, 1, -1L)',
+    '  st <- spoolTests::.spool_global_pool_state()',
     '  c(l$iterations, l$callerOnly, st$forked, st$workers, procThreads())',
     '}, mc.cores = 2)',
     'cat("child=", paste(unique(vapply(r, paste, "", collapse = ",")), collapse = ";"), "\\n", sep = "")'
@@ -195,14 +197,14 @@ test_that("future's multicore workers run loops after the pool was used", {
   skip_if_not_installed("future")
   code <- c(
     'suppressMessages({library(RcppSpool); library(future)})',
-    'ref <- RcppSpool:::.spool_scaled_sum(1e6, 1, 1L)',
-    'invisible(RcppSpool:::.spool_loop_threads(40L, 1, 2L))  # the pool is in use',
+    'ref <- spoolTests::.spool_scaled_sum(1e6, 1, 1L)',
+    'invisible(spoolTests::.spool_loop_threads(40L, 1, 2L))  # the pool is in use',
     'plan(multicore, workers = 2)',
     'cat("supported=", supportsMulticore(), "\\n", sep = "")',
     't0 <- proc.time()[["elapsed"]]',
     'fs <- lapply(1:4, function(i) future({',
-    '  s <- RcppSpool:::.spool_scaled_sum(1e6, 1, 2L)',
-    '  l <- RcppSpool:::.spool_loop_threads(100L, 0, -1L)',
+    '  s <- spoolTests::.spool_scaled_sum(1e6, 1, 2L)',
+    '  l <- spoolTests::.spool_loop_threads(100L, 0, -1L)',
     '  list(ok = identical(s, ref) && l$iterations == 100 && l$sum == sum(0:99),',
     '       child = isForkedChild(), threads = getThreads(), mc = getOption("mc.cores"))',
     '}))',
@@ -213,7 +215,7 @@ test_that("future's multicore workers run loops after the pool was used", {
     'cat("threads=", paste(unique(vapply(vs, function(v) v$threads, 1L)), collapse = ","), "\\n", sep = "")',
     'cat("mc=", paste(unique(vapply(vs, function(v) v$mc, 1L)), collapse = ","), "\\n", sep = "")',
     'plan(sequential)',
-    'cat("parent_after=", identical(RcppSpool:::.spool_scaled_sum(1e6, 1, 2L), ref), "\\n", sep = "")'
+    'cat("parent_after=", identical(spoolTests::.spool_scaled_sum(1e6, 1, 2L), ref), "\\n", sep = "")'
   )
   out <- kv(run_ok(code, timeout = 60))
   skip_if(out[["supported"]] != "TRUE", "future does not support multicore here")

@@ -43,7 +43,7 @@ test_that("in 2 multisession (PSOCK) workers the default is 1; in the main proce
     'cat("multisession=", inherits(plan("next"), "multisession"), "\\n", sep = "")',
     'ask <- function() list(pid = Sys.getpid(), threads = RcppSpool::getThreads(),',
     '  cpp = RcppSpool:::cpp_default_threads_api(), mc = getOption("mc.cores"),',
-    '  loop = RcppSpool:::.spool_loop_threads(20L, 2, -1L)$concurrent)',
+    '  loop = spoolTests::.spool_loop_threads(20L, 2, -1L)$concurrent)',
     '# Two futures at once: one on each worker.',
     'fs <- list(future({ Sys.sleep(0.5); ask() }), future({ Sys.sleep(0.5); ask() }))',
     'vs <- value(fs)',
@@ -53,7 +53,7 @@ test_that("in 2 multisession (PSOCK) workers the default is 1; in the main proce
     '# An explicit setting in the worker wins: setThreads() ...',
     'v <- value(future({ old <- RcppSpool::setThreads(2)',
     '  r <- c(RcppSpool::getThreads(), RcppSpool:::cpp_default_threads_api(),',
-    '         RcppSpool:::.spool_loop_threads(40L, 5, -1L)$concurrent)',
+    '         spoolTests::.spool_loop_threads(40L, 5, -1L)$concurrent)',
     '  RcppSpool::setThreads(old); r }))',
     'cat("set_in_worker=", paste(v, collapse = ","), "\\n", sep = "")',
     '# ... and the option.',
@@ -136,13 +136,13 @@ cluster_example <- c(
   'plan(cluster, workers = cl)',
   '',
   '# Four pieces of work spread over the processes. Each piece runs a parallel',
-  '# sum with RcppSpool threads (an internal test function of this package,',
-  '# standing in for the C++ code of your package), with the default count.',
+  '# sum with RcppSpool threads, with the default count (a test function of',
+  '# the package spoolTests, standing in for the C++ code of your package).',
   'pieces <- future.apply::future_lapply(1:4, function(a) {',
   '  list(worker  = Sys.getpid(),',
   '       cores   = RcppSpool::availableCores(),',
   '       threads = RcppSpool::getThreads(),',
-  '       value   = RcppSpool:::.spool_scaled_sum(1e6, a, -1L))',
+  '       value   = spoolTests::.spool_scaled_sum(1e6, a, -1L))',
   '})',
   'pieces[[1]]$cores                              # c(Slurm = 1)',
   'sapply(pieces, `[[`, "threads")                # 1 1 1 1',
@@ -180,7 +180,7 @@ test_that("a cluster of R processes each uses RcppSpool threads within its allot
     'cat("workers=", length(unique(vapply(pieces, function(p) p$worker, 1L))), "\\n", sep = "")',
     'cat("main_pid_used=", any(vapply(pieces, function(p) p$worker, 1L) == Sys.getpid()), "\\n", sep = "")',
     '# The same sum in this process, on its own threads: bitwise the same.',
-    'ref <- sum(sapply(1:4, function(a) RcppSpool:::.spool_scaled_sum(1e6, a, -1L)))',
+    'ref <- sum(sapply(1:4, function(a) spoolTests::.spool_scaled_sum(1e6, a, -1L)))',
     'cat("same=", identical(total, ref), "\\n", sep = "")',
     'cat("main_threads=", RcppSpool::getThreads(), "\\n", sep = "")'
   )
@@ -203,9 +203,9 @@ test_that("under R CMD check's limit, at most 2 cores and 2 threads are used", {
     'cat("cpp=", RcppSpool:::cpp_default_threads_api(), "\\n", sep = "")',
     '# The most loop bodies that ran at the same time (the figure CRAN cares',
     '# about: over its course a loop may be helped by different pool threads).',
-    'l <- RcppSpool:::.spool_loop_threads(40L, 2, -1L)',
+    'l <- spoolTests::.spool_loop_threads(40L, 2, -1L)',
     'cat("loop=", l$concurrent, "\\n", sep = "")',
-    'cat("pool=", RcppSpool:::.spool_local_pool_threads(-1L, 10L, 0)$workers, "\\n", sep = "")'
+    'cat("pool=", spoolTests::.spool_local_pool_threads(-1L, 10L, 0)$workers, "\\n", sep = "")'
   )
   # This machine as it is.
   out <- run_kv(code, env = c("_R_CHECK_LIMIT_CORES_" = "TRUE"))

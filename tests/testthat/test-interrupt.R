@@ -6,10 +6,10 @@ interrupt_once <- function() {
   p <- start_child_r(c(
     "library(RcppSpool)",
     "cat('READY\\n')",
-    "res <- tryCatch(RcppSpool:::.spool_sleepy_loop(10000L, 5, 2L),",
+    "res <- tryCatch(spoolTests::.spool_sleepy_loop(10000L, 5, 2L),",
     "  interrupt = function(e) { cat(sprintf('CAUGHT %.6f %s\\n', as.numeric(Sys.time()), paste(class(e), collapse = ','))); -1L })",
     "cat('RESULT', res, '\\n')",
-    "cat('SECOND', RcppSpool:::.spool_sleepy_loop(400L, 1, 2L), '\\n')"
+    "cat('SECOND', spoolTests::.spool_sleepy_loop(400L, 1, 2L), '\\n')"
   ))
   on.exit(if (p$is_alive()) p$kill())
   wait_for_line(p, "^READY")

@@ -2,15 +2,17 @@
 # RcppThread's text by default (checked against RcppThread itself), the final
 # 100% line when workers do the last increment, the rate limit, the Rcerr
 # option, nested progress objects. Each child prints "@@name@@\n" before a
-# case, so that its output can be cut into cases. See src/progress_test.cpp.
+# case, so that its output can be cut into cases. See testpkg/src/progress_test.cpp.
 
 counter_done <- "\rComputing: 100% (done)                         \n"
 bar_done <- paste0("\rComputing: [", strrep("=", 40), "] 100% (done)                         \n")
 counter_line <- "^\rComputing: [0-9]+%  \\(~[0-9dhms]+ remaining\\)       $"
 bar_line <- "^\rComputing: \\[=* *\\] [0-9]+%  \\(~[0-9dhms]+ remaining\\)       $"
 
-# Starts Rscript on `code` (lines) with this session's library paths.
+# Starts Rscript on `code` (lines) with this session's library paths (after
+# building spoolTests if the code uses it: helper-testpkg.R).
 progress_start <- function(code) {
+  spool_tests_for(code)
   script <- tempfile(fileext = ".R")
   writeLines(code, script)
   processx::process$new(
@@ -80,7 +82,7 @@ test_that("the default text is RcppThread's, byte for byte (counter and bar)", {
     "cat('@@end@@\\n')"
   )
   ours_call <- paste("call <- function(n, ms, threads, every, type, mode)",
-                     "invisible(RcppSpool:::.spool_progress_demo(n, ms, threads, every, type, 'out', mode))")
+                     "invisible(spoolTests::.spool_progress_demo(n, ms, threads, every, type, 'out', mode))")
   ours <- lapply(c("counter", "bar"), function(type) progress_start(c("library(RcppSpool)", ours_call, cases(type))))
 
   dir <- tempfile("rcppthread-progress")
@@ -167,7 +169,7 @@ test_that("the final 100% line appears when workers do the last increment", {
   skip_if_not_installed("processx")
   r <- progress_run(c(
     "library(RcppSpool)",
-    "f <- function(...) stopifnot(RcppSpool:::.spool_progress_demo(...) == 20)",
+    "f <- function(...) stopifnot(spoolTests::.spool_progress_demo(...) == 20)",
     "cat('@@thread@@\\n'); f(20L, 5, 2L, 100, 'counter', 'out', 'thread')",
     "cat('@@stdthread@@\\n'); f(20L, 5, 2L, 100, 'counter', 'out', 'stdthread')",
     "cat('@@worker_owned@@\\n'); f(20L, 5, 2L, 100, 'bar', 'out', 'worker_owned')",
@@ -197,7 +199,7 @@ test_that("at most one line per printEvery, even below one second", {
     "library(RcppSpool)",
     "run <- function(name, ...) {",
     "  cat('@@', name, '@@\\n', sep = '')",
-    "  t <- system.time(n <- RcppSpool:::.spool_progress_demo(...))[['elapsed']]",
+    "  t <- system.time(n <- spoolTests::.spool_progress_demo(...))[['elapsed']]",
     "  stopifnot(n == ..1)",
     "  cat('@@', name, '_secs@@\\n', t, '\\n', sep = '')",
     "}",
@@ -229,7 +231,7 @@ test_that("the Rcerr option prints to stderr only", {
   skip_if_not_installed("processx")
   r <- progress_run(c(
     "library(RcppSpool)",
-    "f <- RcppSpool:::.spool_progress_demo",
+    "f <- spoolTests::.spool_progress_demo",
     "cat('@@bar@@\\n'); invisible(f(4L, 0, 1L, 0, 'bar', 'err', 'main'))",
     "cat('@@counter@@\\n'); invisible(f(30L, 20, 2L, 0.1, 'counter', 'err', 'loop', 'Err: '))",
     "cat('@@end@@\\n')"
@@ -250,7 +252,7 @@ test_that("nested progress objects each print their final line once", {
   skip_if_not_installed("processx")
   r <- progress_run(c(
     "library(RcppSpool)",
-    "n <- RcppSpool:::.spool_progress_nested(6L, 20L, 5, 2L, 0.05)",
+    "n <- spoolTests::.spool_progress_nested(6L, 20L, 5, 2L, 0.05)",
     "cat('@@total@@\\n', n, '\\n', sep = '')"
   ))
   expect_equal(r$status, 0, info = r$err)
@@ -270,7 +272,7 @@ test_that("the elapsed time is shown on request", {
   skip_if_not_installed("processx")
   r <- progress_run(c(
     "library(RcppSpool)",
-    "invisible(RcppSpool:::.spool_progress_demo(2L, 0, 1L, 0, 'counter', 'out', 'main', '', TRUE))"
+    "invisible(spoolTests::.spool_progress_demo(2L, 0, 1L, 0, 'counter', 'out', 'main', '', TRUE))"
   ))
   expect_equal(r$status, 0, info = r$err)
   expect_identical(r$out, paste0("\rComputing: 50%  (0s elapsed, ~0s remaining)       ",
@@ -279,7 +281,7 @@ test_that("the elapsed time is shown on request", {
 
 test_that("an increment costs a few nanoseconds on the main thread and on workers", {
   best <- c(main = Inf, worker = Inf)
-  for (i in 1:3) best <- pmin(best, RcppSpool:::.spool_progress_cost(2e6L))
+  for (i in 1:3) best <- pmin(best, spool_tests()$.spool_progress_cost(2e6L))
   expect_lt(best[["worker"]], 100)
   expect_lt(best[["main"]], 100)
 })

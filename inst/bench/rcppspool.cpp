@@ -1,10 +1,12 @@
-// The compiled side of benchmark(): the workloads of inst/bench/kernels.h run
-// serially, with RcppSpool (ThreadPool, parallelFor, async, Thread), with
-// std::thread and std::async, and with OpenMP when the package was compiled
-// with it. RcppParallel and RcppThread run the same workloads from
-// inst/bench/rcppparallel.cpp and inst/bench/rcppthread.cpp, compiled at run
-// time. R (R/benchmark.R) decides what to run and in which order; each call
-// here is one measurement of one method on one workload and size.
+// benchmark()'s workloads run serially, with RcppSpool (ThreadPool,
+// parallelFor, async, Thread), with std::thread and std::async, and with
+// OpenMP where the compiler has it. Compiled at run time by benchmark() with
+// Rcpp::sourceCpp() (as a package using RcppSpool would compile it, and with
+// $(SHLIB_OPENMP_CXXFLAGS), which R/benchmark.R sets), like rcppparallel.cpp
+// and rcppthread.cpp, which run the same workloads with RcppParallel and
+// RcppThread; kernels.h (same folder) holds the workloads themselves. R
+// (R/benchmark.R) decides what to run and in which order; each call of
+// bench_rcppspool() is one measurement of one method on one workload and size.
 //
 // How each method runs a loop of n items (see also ?benchmark):
 //   serial                 a plain for loop
@@ -15,6 +17,8 @@
 //   std::async             std::async(std::launch::async) per item, then get()
 //   OpenMP                 #pragma omp parallel for (static schedule, the default)
 //   OpenMP dynamic         #pragma omp parallel for schedule(dynamic)
+
+// [[Rcpp::depends(RcppSpool)]]
 #include <Rcpp.h>
 
 #include <RcppSpool.h>
@@ -22,6 +26,7 @@
 #include <chrono>
 #include <exception>
 #include <future>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -32,7 +37,7 @@
 #include <omp.h>
 #endif
 
-#include "../inst/bench/kernels.h"
+#include "kernels.h"
 
 namespace {
 
@@ -279,8 +284,9 @@ Measurement loopWorkload(const std::string& workload, std::ptrdiff_t size, std::
 
 // One measurement for benchmark(): `k` runs of `workload` at `size` (and `d`)
 // with `method` on `threads` threads; returns c(seconds per run, check value).
-// [[Rcpp::export(.bench_spool, rng = false)]]
-Rcpp::NumericVector benchSpool(std::string workload, std::string method, double size, int d, int threads, int k)
+// [[Rcpp::export(rng = false)]]
+Rcpp::NumericVector bench_rcppspool(std::string workload, std::string method, double size, int d, int threads,
+                                    int k)
 {
     const auto n = static_cast<std::ptrdiff_t>(size);
     const std::size_t nt = static_cast<std::size_t>(std::max(threads, 1));
@@ -322,8 +328,8 @@ Rcpp::NumericVector benchSpool(std::string workload, std::string method, double 
 // that many cores, less when other processes compete for them. benchmark()
 // reports it before and after measuring, to tell how far the machine's load
 // limited the speedups.
-// [[Rcpp::export(.bench_capacity, rng = false)]]
-double benchCapacity(int threads, double seconds)
+// [[Rcpp::export(rng = false)]]
+double bench_capacity(int threads, double seconds)
 {
     static volatile double sink;
     auto work = [](long n) {
@@ -347,9 +353,9 @@ double benchCapacity(int threads, double seconds)
     return tSerial / tParallel;
 }
 
-// Whether the package was compiled with OpenMP.
-// [[Rcpp::export(.bench_has_openmp, rng = false)]]
-bool benchHasOpenmp()
+// Whether this file was compiled with OpenMP.
+// [[Rcpp::export(rng = false)]]
+bool bench_has_openmp()
 {
 #ifdef _OPENMP
     return true;
@@ -359,8 +365,8 @@ bool benchHasOpenmp()
 }
 
 // Ends the ThreadPool kept between measurements.
-// [[Rcpp::export(.bench_spool_cleanup, rng = false)]]
-void benchSpoolCleanup()
+// [[Rcpp::export(rng = false)]]
+void bench_rcppspool_cleanup()
 {
     benchPool.reset();
 }
