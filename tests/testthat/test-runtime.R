@@ -122,6 +122,9 @@ void waitAWhile(double ms)
 )--", name)
 }
 
+# (The child code below reaches the throwaway packages with asNamespace():
+# R CMD check would take `pkg::f` for undeclared dependencies of the tests.)
+
 # Writes package `name` into `dir`; `include` is put before the installed
 # headers (another version of them).
 write_client <- function(dir, name, include = NULL) {
@@ -212,12 +215,12 @@ test_that("two packages of the same ABI share one pool, one output queue and Rcp
   res <- callr::r(function() {
     threads <- function() length(list.files("/proc/self/task"))
     before <- threads()
-    a <- spoolA::info(); b <- spoolB::info()
-    sa <- spoolA::sumLoop(100000L); sb <- spoolB::sumLoop(100000L)
+    a <- asNamespace("spoolA")$info(); b <- asNamespace("spoolB")$info()
+    sa <- asNamespace("spoolA")$sumLoop(100000L); sb <- asNamespace("spoolB")$sumLoop(100000L)
     after_both <- threads()
     own <- RcppSpool:::.spool_runtime_info()
     # A worker line of package B, released while package A's main thread waits.
-    out <- utils::capture.output({ spoolB::printLater("from a worker of B"); spoolA::waitAWhile(200) })
+    out <- utils::capture.output({ asNamespace("spoolB")$printLater("from a worker of B"); asNamespace("spoolA")$waitAWhile(200) })
     list(a = a, b = b, own = own, sa = sa, sb = sb, before = before, after = after_both, out = out,
          cores = as.integer(RcppSpool::availableCores()))
   }, libpath = child_lib)
@@ -235,8 +238,9 @@ test_that("two packages of the same ABI share one pool, one output queue and Rcp
 
 test_that("package A's loop calling package B's loop never runs more than availableCores() bodies at once", {
   res <- callr::r(function() {
-    loadNamespace("spoolB")
-    r <- spoolA::outer("spoolB", 8L, 20L, 1)
+    other <- "spoolB"  # (a variable: see the note on asNamespace() above)
+    loadNamespace(other)
+    r <- asNamespace("spoolA")$outer("spoolB", 8L, 20L, 1)
     r$cores <- as.integer(RcppSpool::availableCores())
     r
   }, libpath = child_lib)
@@ -271,9 +275,9 @@ test_that("a package built against headers of another ABI version keeps a runtim
   for (order in list(c("spoolA", "spoolV2"), c("spoolV2", "spoolA"))) {
     res <- callr::r(function(order) {
       msgs <- utils::capture.output(for (p in order) loadNamespace(p), type = "message")
-      a <- spoolA::info(); v2 <- spoolV2::info()
+      a <- asNamespace("spoolA")$info(); v2 <- asNamespace("spoolV2")$info()
       list(a = a, v2 = v2, msgs = msgs,
-           sa = spoolA::sumLoop(50000L), sv = spoolV2::sumLoop(50000L),
+           sa = asNamespace("spoolA")$sumLoop(50000L), sv = asNamespace("spoolV2")$sumLoop(50000L),
            own = RcppSpool:::.spool_runtime_info())
     }, list(order), libpath = child_lib)
     expect_true(res$a$shared, info = paste(order, collapse = " then "))
