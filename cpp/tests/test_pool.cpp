@@ -266,6 +266,35 @@ TEST(ParallelFor, ThreadsTakeTheNextIterationsWhileOneIterationIsLong)
     }
 }
 
+TEST(ParallelFor, TheWakeUpForATicketReachesAWorkerThatMayTakeIt)
+{
+    // The caller takes a worker's place in its loop, and that worker stands
+    // aside. The wake-up for the loop's ticket once could go to the worker
+    // standing aside, which went back to sleep with it: the other worker
+    // slept on, iteration 0 (on the caller) waited for iteration 1 forever.
+    // Sleeping workers each round make that race likely.
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
+    for (int round = 0; round < 200; ++round) {
+        std::this_thread::sleep_for(1ms);  // both workers asleep
+        std::atomic<bool> second{false}, timedOut{false};
+        RcppSpool::parallelFor(0, 2, [&](std::ptrdiff_t i) {
+            if (i == 1) {
+                second = true;
+                return;
+            }
+            const auto deadline = Clock::now() + 5s;
+            while (!second.load()) {
+                if (Clock::now() > deadline) {
+                    timedOut = true;
+                    return;
+                }
+                std::this_thread::yield();
+            }
+        }, 2);
+        ASSERT_FALSE(timedOut.load()) << "round " << round;
+    }
+}
+
 TEST(ParallelFor, ThreeLevelsNestedFinishAllInnerWorkBeforeReturning)
 {
     const int n = 12;

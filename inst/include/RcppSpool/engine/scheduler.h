@@ -470,13 +470,13 @@ public:
     //! no new task), so that no more threads compute than the pool has
     //! workers, as a thread that joins a TBB arena takes one of its slots.
     //! Worker 0 never stands aside, so queued work always has a thread.
+    //! Workers that stand aside sleep apart (aside_), so that a wake-up
+    //! meant for work never goes to a thread that may not take it.
     void outsideJoins() { outsideParticipants_.fetch_add(1, std::memory_order_seq_cst); }
     void outsideLeaves()
     {
         outsideParticipants_.fetch_sub(1, std::memory_order_seq_cst);
-        // A worker that stood aside and fell asleep may go on (the sleeper
-        // count first: hasVisibleWork() reads every deque).
-        if (idle_.hasSleepers() && hasVisibleWork()) idle_.notifyOne();
+        aside_.notifyAll();  // at most one sleeper per outside participant
     }
     //! Work runs on the caller: no workers, or we are in a forked child.
     bool inlineMode() const { return numWorkers() == 0 || forked(); }
@@ -622,6 +622,7 @@ private:
     {
         stopping_.store(true, std::memory_order_seq_cst);
         idle_.notifyAll();
+        aside_.notifyAll();
         for (std::size_t i = 0; i < numWorkers(); ++i)
             if (workers_[i]->thread.joinable()) workers_[i]->thread.join();
     }
@@ -684,9 +685,10 @@ private:
         Task t;
         while (!stopping_.load(std::memory_order_relaxed)) {
             if (standsAside(w)) {
-                idle_.park([&] {
-                    return stopping_.load(std::memory_order_seq_cst) || (!standsAside(w) && hasVisibleWork());
-                });
+                // We may have been woken for work we may not take now: pass
+                // the wake-up on to a worker that may.
+                if (hasVisibleWork()) idle_.notifyOne();
+                aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || !standsAside(w); });
                 continue;
             }
             if (findWork(w, t)) {
@@ -718,6 +720,7 @@ private:
                 execute(t);
                 continue;
             }
+            if (standsAside(w)) continue;  // sleeps apart (above)
             // Going to sleep: our deque goes back to its reserve buffer, and
             // the last worker to sleep frees what bursts left (see
             // releaseIdleMemory()).
@@ -751,6 +754,7 @@ private:
     std::atomic<const void*> outsideOwner_{nullptr};
     std::mutex drainMutex_;                    // held by dropQueued() (see releaseIdleMemory())
     Parking idle_;  // workers without work (and workers waiting while helping)
+    Parking aside_; // workers standing aside for an outside participant (see outsideJoins())
     Parking done_;  // threads outside the pool waiting for something to finish
     std::atomic<bool> stopping_{false};
     alignas(64) std::atomic<int> searching_{0};  // workers spinning for work (see workerLoop)
