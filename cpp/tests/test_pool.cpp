@@ -18,8 +18,10 @@
 #include <thread>
 #include <vector>
 
+#if !defined(_WIN32)
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -293,6 +295,35 @@ TEST(ParallelFor, TheWakeUpForATicketReachesAWorkerThatMayTakeIt)
         }, 2);
         ASSERT_FALSE(timedOut.load()) << "round " << round;
     }
+}
+
+TEST(WakeUps, ACompletionWakesOnlyTheThreadWaitingForIt)
+{
+    // 16 workers, of which at most 2 take part in each loop or group: the
+    // others sleep through it. A loop's or a group's completion may wake its
+    // one waiter, never the sleeping workers (it once woke all of them:
+    // 6 threads per loop with 16 workers, 18 with 64; cpp/bench/bench_wakeups).
+    auto& pool = RcppSpool::ThreadPool::globalInstance();
+    pool.setNumThreads(16);
+    std::this_thread::sleep_for(20ms);  // all asleep
+    const int rounds = 100;
+    const auto before = pool.scheduler().wakeUps();
+    std::atomic<long> sum{0};
+    for (int k = 0; k < rounds; ++k) {
+        RcppSpool::parallelFor(0, 64, [&](std::ptrdiff_t i) { sum += i; }, 2);
+        RcppSpool::TaskGroup g;
+        g.run([&] { sum += 1; });
+        g.run([&] { sum += 1; });
+        g.wait();
+        std::this_thread::sleep_for(1ms);  // the workers fall asleep again
+    }
+    const auto after = pool.scheduler().wakeUps();
+    EXPECT_EQ(sum.load(), rounds * (2016L + 2));
+    EXPECT_LE(after.forCompletion - before.forCompletion, std::uint64_t(2 * rounds));
+    // For work: a loop's one ticket and the group's two tasks wake at most
+    // one worker each (a chain of wake-ups may add one).
+    EXPECT_LE(after.forWork - before.forWork, std::uint64_t(4 * rounds));
+    pool.setNumThreads(2);
 }
 
 TEST(ParallelFor, ThreeLevelsNestedFinishAllInnerWorkBeforeReturning)
@@ -647,6 +678,7 @@ TEST(ThreadPool, IdleWorkersDoNotSpin)
 
 // ---- fork ------------------------------------------------------------------------
 
+#if !defined(_WIN32)  // Windows has no fork()
 TEST(Fork, AChildUsesAPoolMadeBeforeTheForkWithoutHanging)
 {
     RcppSpool::ThreadPool pool(2);
@@ -678,6 +710,7 @@ TEST(Fork, AChildUsesAPoolMadeBeforeTheForkWithoutHanging)
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
 }
+#endif  // !_WIN32
 
 TEST(Future, DroppedFutureWaitsForItsTaskOrSkipsIt)
 {

@@ -32,7 +32,7 @@ public:
 
     ~TaskGroup()
     {
-        if (!ctx_.done() && !sched_.forked()) sched_.waitUntil([this] { return ctx_.done(); });
+        if (!ctx_.done() && !sched_.forked()) sched_.waitUntil(&ctx_, [this] { return ctx_.done(); });
     }
 
     //! Queues `f()` (copied, or moved if an rvalue).
@@ -50,10 +50,10 @@ public:
     {
         const bool service = engine::onServiceThread();
         if (!sched_.forked())
-            sched_.waitUntil([&] { return ctx_.done() || (service && engine::interruptRequested()); });
+            sched_.waitUntil(&ctx_, [&] { return ctx_.done() || (service && engine::interruptRequested()); });
         if (!ctx_.done()) {  // interrupted
             ctx_.cancel();
-            sched_.waitUntil([this] { return ctx_.done(); });
+            sched_.waitUntil(&ctx_, [this] { return ctx_.done(); });
             ctx_.takeError();
         }
         engine::endBlockingCall(ctx_.hasError() ? ctx_.takeError() : nullptr);

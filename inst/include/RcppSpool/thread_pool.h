@@ -251,17 +251,17 @@ private:
             // Inside one of our tasks: wait for what this task pushed, not for itself.
             engine::Context* c = f->children;
             if (!c) return true;
-            if (!s.waitUntil([c] { return c->pending() <= 1; }, deadline)) return false;
+            if (!s.waitUntil(c, [c] { return c->pending() <= 1; }, deadline)) return false;
             if (c->hasError()) std::rethrow_exception(c->takeError());
             return true;
         }
         engine::Context& root = s.root();
         const bool service = engine::onServiceThread();
-        bool finished = s.waitUntil(
+        bool finished = s.waitUntil(&root,
             [&] { return root.done() || (service && engine::interruptRequested()); }, deadline);
         if (service && engine::interruptRequested()) {
             s.dropQueued();
-            s.waitUntil([&] { return root.done(); });
+            s.waitUntil(&root, [&] { return root.done(); });
             root.takeError();  // superseded by the interrupt
             engine::endBlockingCall(nullptr);  // throws UserInterruptException
         }

@@ -31,8 +31,8 @@ public:
 
     //! Registers `n` more pieces of work; call before publishing them.
     void add(std::ptrdiff_t n = 1) noexcept { pending_.fetch_add(n, std::memory_order_relaxed); }
-    //! One piece finished; true when it was the last.
-    bool finishOne() noexcept { return pending_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+    //! One piece finished; returns how many are left.
+    std::ptrdiff_t finishOne() noexcept { return pending_.fetch_sub(1, std::memory_order_acq_rel) - 1; }
     std::ptrdiff_t pending() const noexcept { return pending_.load(std::memory_order_acquire); }
     bool done() const noexcept { return pending() == 0; }
 

@@ -85,7 +85,7 @@ public:
         if (ready()) return;
         abandon();
         if (ready() || !sched_ || sched_->forked()) return;
-        sched_->waitUntil([this] { return ready(); });
+        sched_->waitUntil(this, [this] { return ready(); });
     }
 
     //! Waits (helping, or servicing the host) until ready. Returns false if
@@ -95,7 +95,7 @@ public:
         runDeferred();
         if (ready()) return true;
         if (!sched_ || sched_->forked()) return ready();
-        return sched_->waitUntil([this] { return ready() || (onServiceThread() && interruptRequested()); },
+        return sched_->waitUntil(this, [this] { return ready() || (onServiceThread() && interruptRequested()); },
                                  deadline) && ready();
     }
 
@@ -141,7 +141,7 @@ private:
     void markReady() noexcept
     {
         ready_.store(true, std::memory_order_seq_cst);
-        if (sched_) sched_->notifyCompletion();
+        if (sched_) sched_->notifyCompletion(this);
     }
 
     Scheduler* sched_;

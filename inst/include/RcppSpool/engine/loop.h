@@ -103,7 +103,7 @@ public:
 protected:
     virtual void runRange(std::ptrdiff_t b, std::ptrdiff_t e) = 0;
     //! Called once, by whoever finishes the last iteration.
-    virtual void onComplete() { sched_.notifyCompletion(); }
+    virtual void onComplete() { sched_.notifyCompletion(this); }
 
     Scheduler& sched_;
 
@@ -267,7 +267,7 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
     } releaser{loop};
     loop->invite(true);
     loop->process();
-    s.waitUntil([&] { return loop->done(); });
+    s.waitUntil(static_cast<LoopBase*>(loop), [&] { return loop->done(); });
     endBlockingCall(loop->context().hasError() ? loop->context().takeError() : nullptr);
     if (interruptRequested()) std::rethrow_exception(interruptError());  // cut short on a nested level
 }

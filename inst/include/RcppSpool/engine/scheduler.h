@@ -238,12 +238,15 @@ public:
 
     // ---- waiting --------------------------------------------------------------
 
-    //! Waits until `done()`. On a worker of this pool it runs other tasks
-    //! meanwhile; on the host's service thread it services the host (which may
-    //! raise an interrupt: a `done` that should end early on interrupts checks
-    //! interruptRequested() itself). Returns false if `deadline` passed first.
+    //! Waits until `done()`, which becomes true when `key` (the address of
+    //! what is waited for: a Context, a loop, a future's state) is completed
+    //! with notifyCompletion(key). On a worker of this pool it runs other
+    //! tasks meanwhile; on the host's service thread it services the host
+    //! (which may raise an interrupt: a `done` that should end early on
+    //! interrupts checks interruptRequested() itself). Returns false if
+    //! `deadline` passed first.
     template <class Done>
-    bool waitUntil(Done&& done,
+    bool waitUntil(const void* key, Done&& done,
                    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
     {
         if (done()) return true;
@@ -282,16 +285,14 @@ public:
                 std::this_thread::yield();
                 continue;
             }
-            // Sleep until something finishes (or, on a worker, new work arrives).
+            // Sleep until `key` completes (or, on a worker, new work arrives).
             auto until = std::chrono::steady_clock::now() + kParkSlice;
             if (bounded) until = std::min(until, deadline);
             auto slice = until - std::chrono::steady_clock::now();
             if (service) slice = std::min<decltype(slice)>(slice, kServicePeriod);
-            if (slice > slice.zero()) {
-                Parking& p = w ? idle_ : done_;
-                p.parkFor([&] { return done() || (w && hasVisibleWork()); }, slice);
-            }
-            spins = kWaitSpins;  // keep yielding between parks
+            if (slice > slice.zero())
+                sleepUntilDone(key, done, w != nullptr, std::chrono::duration_cast<std::chrono::nanoseconds>(slice));
+            spins = kWaitSpins;  // keep yielding between sleeps
         }
     }
 
@@ -303,13 +304,21 @@ public:
         return f ? f->context : nullptr;
     }
 
-    //! Called after a Context or a result became ready: wakes whoever waits.
-    void notifyCompletion()
+    //! `key` was completed (a Context, a loop, a future's state; its state
+    //! changed just before): wakes the threads waiting for it in waitUntil(),
+    //! nobody else.
+    void notifyCompletion(const void* key)
     {
-        if (forked()) return;  // nobody to wake; the parkings may hold stale state
-        done_.notifyAll();
-        idle_.notifyAll();
+        if (forked()) return;  // nobody to wake; the lists may hold stale state
+        waiters_.wake(key);
     }
+
+    //! Threads woken so far (tests and benchmarks): for new work (and
+    //! workers let back in after standing aside), and for completions.
+    struct WakeUps {
+        std::uint64_t forWork, forCompletion;
+    };
+    WakeUps wakeUps() const { return {idle_.wakeUps() + aside_.wakeUps(), waiters_.wakeUps()}; }
 
     //! One piece of work counted in `c` has finished: cascade through owned
     //! contexts (a task's children) and wake waiters when something is done.
@@ -320,9 +329,15 @@ public:
             // return and destroy a Context that is not owned by the engine.
             const bool owned = c->owned();
             Context* parent = c->parent();
-            if (!c->finishOne()) return;
+            const std::ptrdiff_t left = c->finishOne();
+            if (left != 0) {
+                // A task that waits for its own children (ThreadPool::wait()
+                // in a task) waits until only it is left.
+                if (left == 1 && owned) notifyCompletion(c);
+                return;
+            }
             if (!owned) {
-                notifyCompletion();
+                notifyCompletion(c);
                 return;
             }
             if (c->hasError() && parent) parent->fail(c->takeError());
@@ -531,6 +546,26 @@ private:
     }
     bool isOutsideOwner() const noexcept { return outsideOwner_.load(std::memory_order_relaxed) == outsideToken(); }
 
+    //! One sleep of waitUntil(): until `key` completes, `slice` passes, or,
+    //! on a worker, new work arrives (the worker also sleeps among the idle
+    //! workers, so that a push wakes it). A worker woken for work that finds
+    //! its wait over passes the wake-up on.
+    template <class Done>
+    void sleepUntilDone(const void* key, Done& done, bool worker, std::chrono::nanoseconds slice)
+    {
+        Sleeper me;
+        SleepNode forKey{&me, key};
+        SleepNode forWork{&me};
+        waiters_.add(forKey);
+        bool ready = done() || (worker && idle_.enlist(forWork, [&] { return done() || hasVisibleWork(); }));
+        if (!ready) {
+            me.sleep(slice);
+            const bool wokenForWork = worker && !idle_.delist(forWork);
+            if (wokenForWork && done() && hasVisibleWork()) idle_.notifyOne();
+        }
+        waiters_.remove(forKey);
+    }
+
     // ---- giving back the memory of a burst --------------------------------------
     // Queues grow with a burst of tasks. At an idle moment, a deque found
     // empty goes back to its small reserve buffer and retires the large one:
@@ -683,18 +718,26 @@ private:
     {
         workerTls() = WorkerTls{this, &w};
         Task t;
+        bool woke = false;  // back from sleep: see below
         while (!stopping_.load(std::memory_order_relaxed)) {
             if (standsAside(w)) {
                 // We may have been woken for work we may not take now: pass
                 // the wake-up on to a worker that may.
                 if (hasVisibleWork()) idle_.notifyOne();
                 aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || !standsAside(w); });
+                woke = true;
                 continue;
             }
             if (findWork(w, t)) {
+                // Submitters wake nobody while a worker searches; if that one
+                // gave up (or stood aside) it woke one sleeper, maybe for
+                // several tasks. So whoever comes back from sleep to work
+                // wakes the next if more is waiting (chained, as searchers do).
+                if (std::exchange(woke, false) && hasVisibleWork()) idle_.notifyOne();
                 execute(t);
                 continue;
             }
+            woke = false;
             // Search briefly: back-to-back loops and tasks arrive within
             // microseconds, and a futex wake-up costs more than that. Yield
             // while spinning, so that on a machine with as many workers as
@@ -728,6 +771,7 @@ private:
             Garbage garbage;
             idle_.park([&] { return stopping_.load(std::memory_order_seq_cst) || hasVisibleWork(); },
                        [&](int asleep) { return releaseIdleMemory(garbage, asleep); });
+            woke = true;
         }
         workerTls() = WorkerTls{};
     }
@@ -755,7 +799,7 @@ private:
     std::mutex drainMutex_;                    // held by dropQueued() (see releaseIdleMemory())
     Parking idle_;  // workers without work (and workers waiting while helping)
     Parking aside_; // workers standing aside for an outside participant (see outsideJoins())
-    Parking done_;  // threads outside the pool waiting for something to finish
+    WaitTable waiters_;  // threads waiting for something to finish (see waitUntil())
     std::atomic<bool> stopping_{false};
     alignas(64) std::atomic<int> searching_{0};  // workers spinning for work (see workerLoop)
     std::atomic<bool> paused_{false};
