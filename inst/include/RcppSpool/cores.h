@@ -196,7 +196,8 @@ RCPPSPOOL_HIDDEN inline engine::CoresResult coresNow()
         if (fromCache(cache.cores, cache.coresError, r)) return r;
     }
 #endif
-    static thread_local Memo<engine::CoresResult> memo;
+    // The thread's own (thread_local; see threadLocalObject() for mingw-w64).
+    Memo<engine::CoresResult>& memo = *engine::runtime::threadLocalObject<Memo<engine::CoresResult>>();
     bool computed = false;
     const engine::CoresResult& r =
         memoized(memo, withOptions, [&](const engine::OptionReader& o, const engine::EnvReader& e, int a) {
@@ -219,7 +220,8 @@ RCPPSPOOL_HIDDEN inline engine::ThreadsResult threadsNow()
         if (fromCache(cache.threads, cache.threadsError, r)) return r;
     }
 #endif
-    static thread_local Memo<engine::ThreadsResult> memo;
+    // The thread's own (thread_local; see threadLocalObject() for mingw-w64).
+    Memo<engine::ThreadsResult>& memo = *engine::runtime::threadLocalObject<Memo<engine::ThreadsResult>>();
     bool computed = false;
     const engine::ThreadsResult& r =
         memoized(memo, withOptions, [&](const engine::OptionReader& o, const engine::EnvReader& e, int a) {
