@@ -1,6 +1,9 @@
 # RcppSpool: the two commands a new user needs are `make demo` and `make test`.
 #   make demo   install what is needed, build the package, run the demo
-#   make test   everything: R package check + tests, C++ suites (-O2, TSan, ASan+UBSan)
+#   make test   everything: R package check + tests, C++ suites (-O2, TSan, ASan+UBSan),
+#               and the C++ suites with clang++/libc++, g++ -std=c++20 and mingw-w64
+#               (Windows .exe under wine), each with warnings as errors
+#   make test-toolchains  only that last part: the three extra toolchains
 #   make bench  the engine benchmark (P1-P5) and the task-parallel suite, against
 #               oneTBB, OpenMP, std::async and serial
 #   make bench-full  the full R benchmark() (vignette data, README figures)
@@ -13,7 +16,7 @@ BUILD := $(CURDIR)/build
 export R_LIBS := $(LIB)$(if $(R_LIBS),:$(R_LIBS))
 JOBS ?= 2
 
-.PHONY: all deps install demo test test-r test-cpp check bench bench-full soak cpp-release cpp-tsan cpp-asan clean
+.PHONY: all deps install demo test test-r test-cpp test-toolchains check bench bench-full soak cpp-release cpp-tsan cpp-asan clean
 
 all: install
 
@@ -42,6 +45,10 @@ test-r: install
 
 test-cpp: deps
 	@bash tools/run-tests.sh cpp
+
+# clang++ with libc++, g++ -std=c++20, mingw-w64 run under wine (-Wpedantic -Werror).
+test-toolchains: deps
+	@bash tools/run-tests.sh toolchains
 
 # The engine's randomized stress at length: 200 s in each of the three builds.
 soak: deps

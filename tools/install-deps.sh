@@ -7,7 +7,10 @@
 # A second run only checks and returns quickly.
 set -euo pipefail
 
+# clang..wine64: the C++ suites' extra toolchains (clang++ with libc++, and
+# mingw-w64 whose Windows test programs run under wine).
 apt_pkgs=(cmake libgtest-dev libtbb-dev pandoc qpdf
+          clang libc++-dev libc++abi-dev g++-mingw-w64-x86-64-posix wine wine64
           r-cran-rcpp r-cran-rcppparallel r-cran-cpp11 r-cran-parallelly r-cran-future
           r-cran-future.apply r-cran-knitr r-cran-rmarkdown r-cran-testthat r-cran-callr
           r-cran-processx r-cran-ps r-cran-roxygen2 r-cran-markdown)

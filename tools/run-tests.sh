@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suites and prints one closing line that sums them all:
 #   "N passed, N failed"
-# Usage: run-tests.sh [all|check|r|cpp]   (default all). Exit status 1 on any failure.
+# Usage: run-tests.sh [all|check|r|cpp|toolchains]   (default all). Exit status 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -54,6 +54,10 @@ run_r() {
   [ -f "$RESULTS/r.count" ] || record r 0 1
 }
 
+# The wine prefix lives outside the source tree: it holds a symbolic link to
+# "/" (drive z:), and R CMD build copies the tree following links.
+WINE_PREFIX=${RCPPSPOOL_WINEPREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/rcppspool-wine}
+
 run_cpp() {
   local b
   for b in release tsan asan; do
@@ -93,12 +97,96 @@ PY
   done
 }
 
+# The C++ suites with three more toolchains, each warning-free under -Wall
+# -Wextra -Wpedantic -Werror: clang++ with libc++ (macOS's standard library),
+# g++ with -std=c++20, and mingw-w64's g++ (POSIX threads, linked -static)
+# whose .exe files run under wine. GoogleTest is compiled from Debian's
+# sources with clang++/libc++ and mingw-w64. The stress runs briefly here.
+run_toolchains() {
+  local gtest_src=/usr/src/googletest
+  local name
+  for name in clang-libcxx gcc-cxx20 mingw-w64; do
+    echo "== C++ suites, $name toolchain"
+    local dir=$BUILD/cpp-$name cxx flags=() wine=() onwine=0
+    case $name in
+      clang-libcxx)
+        cxx=clang++
+        flags=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-stdlib=libc++
+               -DRCPPSPOOL_GTEST_SOURCE=$gtest_src) ;;
+      gcc-cxx20)
+        cxx=g++
+        flags=(-DCMAKE_CXX_STANDARD=20) ;;
+      mingw-w64)
+        cxx=x86_64-w64-mingw32-g++-posix
+        flags=(-DCMAKE_SYSTEM_NAME=Windows -DCMAKE_C_COMPILER=x86_64-w64-mingw32-gcc-posix
+               -DCMAKE_CXX_COMPILER=$cxx -DCMAKE_EXE_LINKER_FLAGS=-static
+               -DRCPPSPOOL_GTEST_SOURCE=$gtest_src)
+        # Threads start slowly under wine: fewer nesting rounds and pool cycles.
+        wine=(env WINEPREFIX="$WINE_PREFIX" WINEDEBUG=-all WINEARCH=win64
+              RCPPSPOOL_NESTING_ROUNDS=100 RCPPSPOOL_POOL_CYCLES=500 wine)
+        onwine=1 ;;
+    esac
+    local missing=
+    command -v "$cxx" >/dev/null || missing=$cxx
+    [ $onwine = 1 ] && ! command -v wine >/dev/null && missing="$missing wine"
+    [ -d "$gtest_src" ] || missing="$missing $gtest_src"
+    if [ -n "$missing" ]; then
+      echo "   not found: $missing (tools/install-deps.sh installs it, as root)"
+      record "cpp-$name" 0 1; continue
+    fi
+    if ! { cmake -S cpp -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_EXTENSIONS=OFF -DRCPPSPOOL_STRICT=ON \
+             -DRCPPSPOOL_BENCH=OFF "${flags[@]}" >"$dir.log" 2>&1 &&
+           cmake --build "$dir" -j2 >>"$dir.log" 2>&1; }; then
+      cat "$dir.log"; record "cpp-$name" 0 1; continue
+    fi
+    if [ $onwine = 1 ] && [ ! -f "$WINE_PREFIX/system.reg" ]; then
+      "${wine[@]}" wineboot -i </dev/null >/dev/null 2>&1  # a new prefix, once (about 10 s)
+    fi
+    rm -f "$dir"/gtest-*.json
+    local exe names=()
+    for exe in "$dir"/test_*; do
+      [ -x "$exe" ] && [ -f "$exe" ] || continue
+      local base; base=$(basename "$exe")
+      names+=("${base%.exe}")
+      (cd "$dir" && RCPPSPOOL_STRESS_SECONDS=${RCPPSPOOL_TOOLCHAIN_STRESS_SECONDS:-5} \
+        timeout 600 "${wine[@]}" "./$base" --gtest_brief=1 --gtest_output="json:gtest-${base%.exe}.json" </dev/null)
+    done
+    [ $onwine = 1 ] && env WINEPREFIX="$WINE_PREFIX" wineserver -k 2>/dev/null
+    # A binary that wrote no report (it crashed, or hung) counts as one failure.
+    local counts; counts=$(python3 - "$dir" "${names[@]}" <<'PY'
+import json, os, sys
+d, names = sys.argv[1], sys.argv[2:]
+p = f = s = 0
+for n in names:
+    path = os.path.join(d, "gtest-%s.json" % n)
+    if not os.path.exists(path):
+        print("   %s: no report (crashed or timed out)" % n, file=sys.stderr)
+        f += 1
+        continue
+    for suite in json.load(open(path)).get("testsuites", []):
+        for t in suite.get("testsuite", []):
+            if t.get("result") == "SKIPPED" or t.get("status") == "NOTRUN":
+                s += 1
+            elif t.get("failures"):
+                f += 1
+            else:
+                p += 1
+if s:
+    print("   %d skipped (not counted)" % s, file=sys.stderr)
+print(p, f)
+PY
+)
+    record "cpp-$name" $counts
+  done
+}
+
 case $what in
   check) run_check ;;
   r) run_r ;;
   cpp) run_cpp ;;
-  all) run_check; run_r; run_cpp ;;
-  *) echo "usage: $0 [all|check|r|cpp]"; exit 2 ;;
+  toolchains) run_toolchains ;;
+  all) run_check; run_r; run_cpp; run_toolchains ;;
+  *) echo "usage: $0 [all|check|r|cpp|toolchains]"; exit 2 ;;
 esac
 
 passed=0; failed=0

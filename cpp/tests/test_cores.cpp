@@ -4,7 +4,9 @@
 // program without R does (-DRCPPSPOOL_STANDALONE).
 //
 //   g++ -std=c++17 -Iinst/include cpp/tests/test_cores.cpp -lgtest -lgtest_main -pthread
+#ifndef RCPPSPOOL_STANDALONE
 #define RCPPSPOOL_STANDALONE
+#endif
 #include <RcppSpool/cores.h>
 #include <RcppSpool/engine/cores.h>
 
@@ -15,14 +17,36 @@
 #include <fstream>
 #include <map>
 #include <string>
-#include <sys/stat.h>
 #include <thread>
+#if defined(__linux__)
+#include <sys/stat.h>
 #include <unistd.h>
+#endif
 
 using namespace RcppSpool::engine;
 using RcppSpool::engine::naInt;
 
 namespace {
+
+// setenv()/unsetenv() are POSIX; Windows' C runtime has _putenv_s(), where an
+// empty value removes the variable.
+void setEnv(const char* name, const char* value)
+{
+#if defined(_WIN32)
+    ::_putenv_s(name, value);
+#else
+    ::setenv(name, value, 1);
+#endif
+}
+
+void unsetEnv(const char* name)
+{
+#if defined(_WIN32)
+    ::_putenv_s(name, "");
+#else
+    ::unsetenv(name);
+#endif
+}
 
 // ---------------------------------------------------------------------------
 // Fakes
@@ -90,6 +114,10 @@ struct Fake {
         EXPECT_NE(r_.error.find(fragment), std::string::npos) << r_.error;    \
     } while (0)
 
+// The library reads /proc and the cgroup trees only on Linux (elsewhere
+// readMachineFacts() asks the OS for the processor count alone), so the fake
+// trees and the tests on them are Linux only.
+#if defined(__linux__)
 // A temporary directory tree standing in for /.
 class FakeRoot {
 public:
@@ -127,6 +155,8 @@ public:
 private:
     std::string root_;
 };
+
+#endif  // __linux__
 
 }  // namespace
 
@@ -514,6 +544,8 @@ TEST(Threads, BadOptionIsAnError)
 // ---------------------------------------------------------------------------
 // cgroups, /proc: fake trees
 
+#if defined(__linux__)
+
 TEST(CoresMachine, CgroupsV1AsOnAHybridHost)
 {
     FakeRoot fs;
@@ -633,6 +665,7 @@ TEST(CoresMachine, MountRootAndEscapedMountPoints)
     MachineFacts m = readMachineFacts(fs.root());
     EXPECT_EQ(m.cgroupCpuset, 2);
 }
+#endif  // __linux__
 
 TEST(CoresMachine, TheRealMachine)
 {
@@ -654,46 +687,53 @@ TEST(CoresMachine, TheRealMachine)
 
 TEST(EnvSnapshot, SeesChangesToWhatWasRead)
 {
-    ::unsetenv("RCPPSPOOL_TEST_A");
-    ::setenv("RCPPSPOOL_TEST_B", "1", 1);
+    // Windows has no environment array to compare (environmentArray() is
+    // null): there a snapshot never says "unchanged", and the settings are
+    // read anew at every call.
+    const bool supported = environmentArray() != nullptr;
+#if !defined(_WIN32)
+    ASSERT_TRUE(supported);
+#endif
+    unsetEnv("RCPPSPOOL_TEST_A");
+    setEnv("RCPPSPOOL_TEST_B", "1");
     EnvSnapshot s;
     std::string v;
     auto reader = s.reader();
     EXPECT_FALSE(reader("RCPPSPOOL_TEST_A", v));
     EXPECT_TRUE(reader("RCPPSPOOL_TEST_B", v));
     s.seal();
-    EXPECT_TRUE(s.unchanged());
-    ::setenv("RCPPSPOOL_TEST_B", "2", 1);
+    EXPECT_EQ(s.unchanged(), supported);
+    setEnv("RCPPSPOOL_TEST_B", "2");
     EXPECT_FALSE(s.unchanged());
 
     EnvSnapshot t;
     auto r2 = t.reader();
     r2("RCPPSPOOL_TEST_A", v);
     t.seal();
-    EXPECT_TRUE(t.unchanged());
-    ::setenv("RCPPSPOOL_TEST_A", "1", 1);  // appears
+    EXPECT_EQ(t.unchanged(), supported);
+    setEnv("RCPPSPOOL_TEST_A", "1");  // appears
     EXPECT_FALSE(t.unchanged());
 
     EnvSnapshot u;
     auto r3 = u.reader();
     r3("RCPPSPOOL_TEST_A", v);
     u.seal();
-    ::unsetenv("RCPPSPOOL_TEST_A");  // disappears
+    unsetEnv("RCPPSPOOL_TEST_A");  // disappears
     EXPECT_FALSE(u.unchanged());
-    ::unsetenv("RCPPSPOOL_TEST_B");
+    unsetEnv("RCPPSPOOL_TEST_B");
 }
 
 TEST(PublicStandalone, FollowsTheEnvironment)
 {
-    ::unsetenv("RCPPSPOOL_NUM_THREADS");
+    unsetEnv("RCPPSPOOL_NUM_THREADS");
     std::size_t cores = RcppSpool::availableCores();
     EXPECT_GE(cores, 1u);
     EXPECT_EQ(RcppSpool::defaultThreads(), cores);
-    ::setenv("RCPPSPOOL_NUM_THREADS", "3", 1);
+    setEnv("RCPPSPOOL_NUM_THREADS", "3");
     EXPECT_EQ(RcppSpool::defaultThreads(), 3u);
-    ::setenv("RCPPSPOOL_NUM_THREADS", "0", 1);
+    setEnv("RCPPSPOOL_NUM_THREADS", "0");
     EXPECT_EQ(RcppSpool::defaultThreads(), 0u);
-    ::setenv("RCPPSPOOL_NUM_THREADS", "many", 1);  // warned about (stderr), ignored
+    setEnv("RCPPSPOOL_NUM_THREADS", "many");  // warned about (stderr), ignored
     testing::internal::CaptureStderr();
     EXPECT_EQ(RcppSpool::defaultThreads(), cores);
     EXPECT_EQ(RcppSpool::defaultThreads(), cores);
@@ -701,33 +741,33 @@ TEST(PublicStandalone, FollowsTheEnvironment)
     EXPECT_NE(err.find("RCPPSPOOL_NUM_THREADS='many'"), std::string::npos) << err;
     std::size_t first = err.find("'many'");
     EXPECT_EQ(err.find("'many'", first + 1), std::string::npos) << "warned more than once: " << err;
-    ::unsetenv("RCPPSPOOL_NUM_THREADS");
+    unsetEnv("RCPPSPOOL_NUM_THREADS");
 
-    ::setenv("MC_CORES", "1", 1);
+    setEnv("MC_CORES", "1");
     EXPECT_EQ(RcppSpool::availableCores(), 1u);
-    ::setenv("SLURM_CPUS_PER_TASK", "0", 1);
+    setEnv("SLURM_CPUS_PER_TASK", "0");
     EXPECT_THROW(RcppSpool::availableCores(), std::invalid_argument);
     EXPECT_THROW(RcppSpool::defaultThreads(), std::invalid_argument);
-    ::unsetenv("SLURM_CPUS_PER_TASK");
-    ::unsetenv("MC_CORES");
+    unsetEnv("SLURM_CPUS_PER_TASK");
+    unsetEnv("MC_CORES");
     EXPECT_EQ(RcppSpool::availableCores(), cores);
 }
 
 TEST(PublicStandalone, OtherThreadsSeeTheSame)
 {
-    ::setenv("RCPPSPOOL_NUM_THREADS", "5", 1);
+    setEnv("RCPPSPOOL_NUM_THREADS", "5");
     std::size_t seen = 0;
     std::thread t([&] { seen = RcppSpool::defaultThreads(); });
     t.join();
     EXPECT_EQ(seen, 5u);
-    ::unsetenv("RCPPSPOOL_NUM_THREADS");
+    unsetEnv("RCPPSPOOL_NUM_THREADS");
 }
 
 TEST(PublicStandalone, RepeatedCallsAgreeAndTheMemoSeesChanges)
 {
     // The cost per call (memoized: ~50 ns) is reported, not asserted: speed
     // belongs in benchmarks, and sanitizer builds are many times slower.
-    ::unsetenv("RCPPSPOOL_NUM_THREADS");
+    unsetEnv("RCPPSPOOL_NUM_THREADS");
     RcppSpool::defaultThreads();
     auto t0 = std::chrono::steady_clock::now();
     std::size_t sum = 0;
@@ -736,8 +776,8 @@ TEST(PublicStandalone, RepeatedCallsAgreeAndTheMemoSeesChanges)
     double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
     EXPECT_EQ(sum, n * RcppSpool::availableCores());
     std::printf("defaultThreads(): %.0f ns per call\n", ns);
-    ::setenv("RCPPSPOOL_NUM_THREADS", "3", 1);  // the memo must notice
+    setEnv("RCPPSPOOL_NUM_THREADS", "3");  // the memo must notice
     EXPECT_EQ(RcppSpool::defaultThreads(), 3u);
-    ::unsetenv("RCPPSPOOL_NUM_THREADS");
+    unsetEnv("RCPPSPOOL_NUM_THREADS");
     EXPECT_EQ(RcppSpool::defaultThreads(), RcppSpool::availableCores());
 }
