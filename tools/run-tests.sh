@@ -140,6 +140,7 @@ run_toolchains() {
       cat "$dir.log"; record "cpp-$name" 0 1; continue
     fi
     if [ $onwine = 1 ] && [ ! -f "$WINE_PREFIX/system.reg" ]; then
+      mkdir -p "$(dirname "$WINE_PREFIX")"  # wine makes the prefix, not its parent
       "${wine[@]}" wineboot -i </dev/null >/dev/null 2>&1  # a new prefix, once (about 10 s)
     fi
     rm -f "$dir"/gtest-*.json
