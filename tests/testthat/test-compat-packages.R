@@ -42,6 +42,9 @@ test_that("CRAN packages migrated from RcppThread pass what the originals pass",
     return(invisible())
   }
   tab <- utils::read.csv(results, stringsAsFactors = FALSE)
+  # A copy for the developer (make test leaves it in build/results/).
+  kept <- file.path(dirname(dirname(script)), "build", "results")
+  if (dir.exists(kept)) file.copy(results, file.path(kept, "compat-packages.csv"), overwrite = TRUE)
   compared <- tab[tab$verdict %in% c("ok", "REGRESSION"), ]
   expect_gt(nrow(compared), 0)
   for (i in seq_len(nrow(compared))) {
