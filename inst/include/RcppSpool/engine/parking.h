@@ -129,7 +129,6 @@ public:
         }
     }
 
-    bool empty() const { return count_.load(std::memory_order_seq_cst) == 0; }
     //! Threads signalled so far (for tests and benchmarks).
     std::uint64_t wakeUps() const { return wakeUps_.load(std::memory_order_relaxed); }
 
@@ -207,7 +206,6 @@ public:
     //! Wakes every sleeper.
     void notifyAll() { list_.wakeAll(); }
 
-    bool hasSleepers() const { return !list_.empty(); }
     std::uint64_t wakeUps() const { return list_.wakeUps(); }
 
 private:
