@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -19,18 +18,12 @@
 #include <thread>
 #include <vector>
 
-#if defined(_WIN32)
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
-#else
+#if !defined(_WIN32)
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
+
+#include "platform.h"
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -39,18 +32,7 @@ namespace {
 
 double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-//! CPU seconds this process has used (std::clock() is wall time on Windows).
-double cpuSeconds()
-{
-#if defined(_WIN32)
-    FILETIME created, exited, kernel, user;
-    if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user)) return 0;
-    auto s = [](const FILETIME& f) { return (double(f.dwHighDateTime) * 4294967296.0 + f.dwLowDateTime) * 1e-7; };
-    return s(kernel) + s(user);
-#else
-    return double(std::clock()) / CLOCKS_PER_SEC;
-#endif
-}
+using test_platform::cpuSeconds;
 
 }  // namespace
 

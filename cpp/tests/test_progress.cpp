@@ -15,15 +15,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(_WIN32)
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
-#endif
+#include "platform.h"
 
 using RcppSpool::ProgressBar;
 using RcppSpool::ProgressCounter;
@@ -420,11 +412,8 @@ TEST(ProgressCost, AnIncrementCostsAFewNanoseconds)
         EXPECT_EQ(p.count(), n);
     }
     std::printf("[ info ] ProgressCounter ++ on a drawing thread: %.1f ns\n", best);
-#if defined(_WIN32)
     // Wine's clock (QueryPerformanceCounter) is several times slower than Windows'.
-    HMODULE ntdll = GetModuleHandleA("ntdll.dll");
-    if (ntdll && GetProcAddress(ntdll, "wine_get_version")) GTEST_SKIP() << "timed under wine: " << best << " ns";
-#endif
+    if (test_platform::underWine()) GTEST_SKIP() << "timed under wine: " << best << " ns";
     EXPECT_LT(best, 50.0);
 }
 #endif

@@ -1,0 +1,42 @@
+// What the tests need that differs between POSIX and Windows (mingw-w64 under wine).
+#pragma once
+
+#include <ctime>
+
+#if defined(_WIN32)
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#endif
+
+namespace test_platform {
+
+//! CPU seconds this process has used (std::clock() is wall time on Windows).
+inline double cpuSeconds()
+{
+#if defined(_WIN32)
+    FILETIME created, exited, kernel, user;
+    if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user)) return 0;
+    auto s = [](const FILETIME& f) { return (double(f.dwHighDateTime) * 4294967296.0 + f.dwLowDateTime) * 1e-7; };
+    return s(kernel) + s(user);
+#else
+    return double(std::clock()) / CLOCKS_PER_SEC;
+#endif
+}
+
+//! True when this Windows program runs under wine (whose clocks are slower).
+inline bool underWine()
+{
+#if defined(_WIN32)
+    HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+    return ntdll && GetProcAddress(ntdll, "wine_get_version");
+#else
+    return false;
+#endif
+}
+
+}  // namespace test_platform
