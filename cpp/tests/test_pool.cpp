@@ -653,7 +653,10 @@ TEST(ThreadPool, DestroyedWith200000QueuedTasksReturnsWithin2Seconds)
     for (int i = 0; i < 200000; ++i)
         pool->push([&ran] {
             ran++;
-            std::this_thread::sleep_for(10us);
+            // 10 us of work, spent spinning: on Windows sleep_for(10us) may
+            // return at once, and then all 200000 ran before the destructor.
+            const auto until = Clock::now() + 10us;
+            while (Clock::now() < until) {}
         });
     auto t0 = Clock::now();
     pool.reset();
