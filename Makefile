@@ -26,7 +26,6 @@ deps:
 # Installs into a project-local library (.Rlib) so nothing else is touched.
 install: deps
 	@mkdir -p $(LIB) $(BUILD)
-	@$(RSCRIPT) -e 'Rcpp::compileAttributes(".")' >/dev/null
 	$(R) CMD INSTALL --preclean --no-test-load --library=$(LIB) . >$(BUILD)/install.log 2>&1 || { cat $(BUILD)/install.log; exit 1; }
 	@echo "installed RcppSpool into $(LIB)"
 

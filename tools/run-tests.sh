@@ -25,7 +25,6 @@ record() { echo "$2 $3" >"$RESULTS/$1.count"; echo "== $1: $2 passed, $3 failed"
 
 run_check() {
   echo "== R CMD build + R CMD check --as-cran --no-manual"
-  "$RSCRIPT" -e 'Rcpp::compileAttributes(".")' >/dev/null || return 1
   local tmp; tmp=$(mktemp -d)
   (cd "$tmp" && "$R" CMD build --no-manual "$OLDPWD" >build.log 2>&1) || { cat "$tmp/build.log"; record check 0 1; return; }
   local tarball; tarball=$(ls "$tmp"/RcppSpool_*.tar.gz)
@@ -48,7 +47,6 @@ run_check() {
 
 run_r() {
   echo "== R tests (testthat), against the installed package"
-  "$RSCRIPT" -e 'Rcpp::compileAttributes(".")' >/dev/null
   "$R" CMD INSTALL --preclean --no-test-load --library="$LIB" . >"$BUILD/install.log" 2>&1 || { cat "$BUILD/install.log"; record r 0 1; return; }
   "$RSCRIPT" tools/testthat-counts.R "$RESULTS/r.count"
   [ -f "$RESULTS/r.count" ] || record r 0 1

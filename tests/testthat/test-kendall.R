@@ -140,3 +140,35 @@ test_that("it is at least 20 times faster than cor() for n = 2000, d = 20", {
   # busy machine are noisy.
   expect_gt(t_cor / max(t_ours, 1e-3), 20)
 })
+
+# The package's own entry points turn the library's exceptions into R's
+# conditions themselves (src/r_values.h, no Rcpp): the user's interrupt must
+# come back as R's interrupt condition, not as an error, and the pool work.
+test_that("a real SIGINT during kendall_matrix() is R's interrupt, and the next call is right", {
+  skip_on_cran()
+  skip_if_not_installed("processx")
+  skip_on_os("windows")
+  p <- start_child_r(c(
+    "library(RcppSpool)",
+    "set.seed(1); x <- matrix(rnorm(4000 * 500), 4000)",  # about 10 s on 2 threads
+    "cat('READY\\n')",
+    "t0 <- Sys.time()",
+    "res <- tryCatch(kendall_matrix(x, nThreads = 2), interrupt = function(e) 'INTERRUPTED',",
+    "                error = function(e) paste('ERROR', conditionMessage(e)))",
+    "cat('RESULT', if (is.character(res)) res else 'finished', '\\n')",
+    "y <- x[1:50, 1:5]",
+    "cat('SECOND', isTRUE(all.equal(kendall_matrix(y, nThreads = 2), cor(y, method = 'kendall'))), '\\n')"
+  ))
+  on.exit(if (p$is_alive()) p$kill())
+  wait_for_line(p, "^READY")
+  Sys.sleep(1)
+  sent <- Sys.time()
+  p$signal(tools::SIGINT)
+  p$wait(30000)
+  waited <- as.numeric(Sys.time() - sent, units = "secs")
+  out <- p$read_all_output_lines()
+  expect_equal(p$get_exit_status(), 0)
+  expect_true("RESULT INTERRUPTED " %in% out, info = paste(out, collapse = "\n"))
+  expect_true("SECOND TRUE " %in% out, info = paste(out, collapse = "\n"))
+  expect_lt(waited, 5)
+})

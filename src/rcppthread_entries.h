@@ -2,12 +2,18 @@
 // first (RcppThread:::testGlobal()): a loop on the global pool. It is here so
 // that suite runs against RcppSpool with the names swapped (see
 // tests/testthat/test-rcppthread-suite.R).
-#include <Rcpp.h>
-#include <RcppSpool.h>
+#pragma once
 
-// [[Rcpp::export(testGlobal, rng = false)]]
-int testGlobal()
+#include "r_values.h"
+
+namespace {
+
+SEXP testGlobal()
 {
-    RcppSpool::parallelFor(0, 100, [](std::ptrdiff_t) {});
-    return 1;
+    return native::callFromR([] {
+        RcppSpool::parallelFor(0, 100, [](std::ptrdiff_t) {});
+        return Rf_ScalarInteger(1);
+    });
 }
+
+}  // namespace

@@ -8,10 +8,11 @@
 // i thus costs about d - i pair computations; RcppSpool's loop splits the range
 // of i adaptively, so the threads that finish the cheap rows take over parts of
 // the expensive ones.
-#include <Rcpp.h>
+#pragma once
 
-#include <RcppSpool.h>
+#include "r_values.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <vector>
@@ -46,8 +47,6 @@ double pairwiseTau(const double* xi, const double* xj, std::ptrdiff_t n, spoolbe
     return tau;
 }
 
-}  // namespace
-
 // The entry point behind kendall_matrix(), which checks the input first.
 //   x         a double matrix
 //   pairwise  true: a pair with missing values uses its complete rows (and the
@@ -57,13 +56,17 @@ double pairwiseTau(const double* xi, const double* xj, std::ptrdiff_t n, spoolbe
 //   nThreads  threads of RcppSpool::parallelFor (0 or 1: serial)
 // Returns list(tau = the d x d matrix, constant = whether some entry is NA
 // because a column was constant, for cor()'s "standard deviation is zero").
-// [[Rcpp::export(.spool_kendall, rng = false)]]
-Rcpp::List spoolKendall(Rcpp::NumericMatrix x, bool pairwise, int nThreads)
+// kendall_matrix() has checked x (a double matrix), pairwise (TRUE or FALSE)
+// and nThreads (a count) already.
+SEXP spoolKendall(SEXP x, SEXP pairwiseFlag, SEXP nThreadsValue)
 {
-    const std::ptrdiff_t n = x.nrow(), d = x.ncol();
-    const double* data = x.begin();
-    Rcpp::NumericMatrix tau(d, d);
-    double* out = tau.begin();
+    const std::ptrdiff_t n = Rf_nrows(x), d = Rf_ncols(x);
+    const double* data = REAL(x);
+    const bool pairwise = Rf_asLogical(pairwiseFlag) == TRUE;
+    const int nThreads = Rf_asInteger(nThreadsValue);
+    SEXP tau = PROTECT(Rf_allocMatrix(REALSXP, static_cast<int>(d), static_cast<int>(d)));
+    double* out = REAL(tau);
+    SEXP result = native::callFromR([&] {
 
     std::vector<char> hasNA(static_cast<std::size_t>(d), 0);
     for (std::ptrdiff_t j = 0; j < d; ++j) {
@@ -114,6 +117,12 @@ Rcpp::List spoolKendall(Rcpp::NumericMatrix x, bool pairwise, int nThreads)
         if (sawConstant) constant.store(true, std::memory_order_relaxed);
     };
     RcppSpool::parallelFor(0, d, row, static_cast<std::size_t>(std::max(nThreads, 0)));
-
-    return Rcpp::List::create(Rcpp::Named("tau") = tau, Rcpp::Named("constant") = constant.load());
+    return native::namedList({"tau", "constant"}, [&](std::size_t i) {
+        return i == 0 ? tau : Rf_ScalarLogical(constant.load());
+    });
+    });
+    UNPROTECT(1);
+    return result;
 }
+
+}  // namespace

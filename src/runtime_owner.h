@@ -5,10 +5,11 @@
 // pointers, through R's registered C-callables: a client of the same ABI
 // version (and standard library) finds it when it is loaded
 // (inst/include/RcppSpool/host/r_runtime.h) and uses this state instead of
-// its own. This file is compiled with RCPPSPOOL_RUNTIME_OWNER (Makevars), so
-// that the state below is this library's own.
-#include <Rcpp.h>
-#include <RcppSpool.h>
+// its own. The package is compiled with RCPPSPOOL_RUNTIME_OWNER (Makevars),
+// so that the state below is this library's own.
+#pragma once
+
+#include "r_values.h"
 
 #include <R_ext/Rdynload.h>
 
@@ -49,7 +50,7 @@ void* threadState(int slot)
     return nullptr;
 }
 
-const rt::Table table{RCPPSPOOL_ABI_VERSION, sizeof(rt::Table), &state, &threadState};
+const rt::Table runtimeTable{RCPPSPOOL_ABI_VERSION, sizeof(rt::Table), &state, &threadState};
 
 }  // namespace
 
@@ -60,22 +61,31 @@ extern "C" const void* RcppSpool_runtime(unsigned abiVersion, const char* finger
 {
     if (abiVersion != RCPPSPOOL_ABI_VERSION || !fingerprint) return nullptr;
     static const std::string mine = rt::fingerprint();
-    return mine == fingerprint ? &table : nullptr;
+    return mine == fingerprint ? &runtimeTable : nullptr;
 }
 
-// [[Rcpp::init]]
-void registerRuntime(DllInfo* dll)
+namespace {
+
+//! Serves the runtime to the packages loaded after this one.
+void registerRuntime()
 {
-    (void)dll;
     R_RegisterCCallable("RcppSpool", "RcppSpool_runtime", reinterpret_cast<DL_FUNC>(&RcppSpool_runtime));
 }
 
 //! Whether a package's code uses the shared runtime (TRUE here: this is it).
-// [[Rcpp::export(.spool_runtime_info, rng = false)]]
-Rcpp::List runtimeInfo()
+SEXP runtimeInfo()
 {
-    return Rcpp::List::create(Rcpp::Named("abi") = RCPPSPOOL_ABI_VERSION,
-                              Rcpp::Named("fingerprint") = rt::fingerprint(),
-                              Rcpp::Named("pool") = std::to_string(reinterpret_cast<std::uintptr_t>(
-                                  &rs::ThreadPool::globalInstance())));
+    return native::callFromR([] {
+        return native::namedList({"abi", "fingerprint", "pool"}, [](std::size_t i) {
+            switch (i) {
+            case 0: return Rf_ScalarInteger(RCPPSPOOL_ABI_VERSION);
+            case 1: return native::strings({rt::fingerprint()});
+            default:
+                return native::strings(
+                    {std::to_string(reinterpret_cast<std::uintptr_t>(&rs::ThreadPool::globalInstance()))});
+            }
+        });
+    });
 }
+
+}  // namespace
