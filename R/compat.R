@@ -12,7 +12,7 @@
 detectCores <- function() availableCores()
 
 # RcppThread's own test suite (tests/testthat/tests.R of its source) starts
-# with RcppThread:::testGlobal() (src/compat.cpp) and runs only if
+# with RcppThread:::testGlobal() (src/rcppthread_entries.h) and runs only if
 # RcppThread:::hasAtomicSupport(), which compiles a program with std::atomic.
 # RcppSpool needs C++17, whose atomics every supported compiler has.
 hasAtomicSupport <- function() TRUE

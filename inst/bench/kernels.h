@@ -4,7 +4,7 @@
 // One header for every shared object that takes part in the benchmark: the
 // files benchmark() compiles at run time with Rcpp::sourceCpp()
 // (inst/bench/rcppspool.cpp, rcppparallel.cpp, rcppthread.cpp) include it
-// from the installed bench/ folder, and the package's src/kendall.cpp
+// from the installed bench/ folder, and the package's src/kendall_entries.h
 // (kendall_matrix()) from ../inst/bench/. So every method computes exactly
 // the same thing on exactly the same data, and only the way the work is
 // spread over threads differs.

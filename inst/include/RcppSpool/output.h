@@ -58,7 +58,7 @@ public:
     // the stream's flags, widths and precision across them); `line` holds
     // the unfinished line. Only the new piece is searched for a line end, so
     // a long line built by many `<<` costs linear time, not quadratic.
-    // (Public only because the process's runtime keeps them: src/runtime.cpp.)
+    // (Public only because the process's runtime keeps them: src/runtime_owner.h.)
     struct Buffer {
         std::ostringstream format;
         std::string line;

@@ -18,7 +18,7 @@ inline namespace RCPPSPOOL_ABI {
 
 //! The RcppSpool package itself (src/, compiled with RCPPSPOOL_RUNTIME_OWNER)
 //! owns the runtime: its state is its own, and it serves it to the others
-//! (src/runtime.cpp).
+//! (src/runtime_owner.h).
 inline const engine::runtime::Table* engine::runtime::findSharedTable() noexcept { return nullptr; }
 
 #else
