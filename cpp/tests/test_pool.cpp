@@ -433,6 +433,149 @@ TEST(Async, LaunchPolicies)
     EXPECT_EQ(both.get(), 5);
 }
 
+// async(async | deferred): the library decides per call (see async() in
+// parallel.h). The cases below make a worker whose own deque holds queued
+// tasks while no other worker could take work, so that the call is deferred.
+namespace optional_async {
+
+//! Runs `body` as a task on the only worker of a 1-thread pool, with two
+//! tasks queued behind it in the worker's own deque (nobody else can take
+//! them): the state in which async(async | deferred) defers.
+template <class Body>
+void onBusyWorker(Body body)
+{
+    auto& pool = RcppSpool::ThreadPool::globalInstance();
+    pool.setNumThreads(1);
+    RcppSpool::async(std::launch::async, [&] {
+        RcppSpool::Future<void> queued[2] = {RcppSpool::async(std::launch::async, [] {}),
+                                             RcppSpool::async(std::launch::async, [] {})};
+        body();
+    }).get();
+    pool.setNumThreads(2);
+}
+
+}  // namespace optional_async
+
+TEST(OptionalAsync, ADeferredCallRunsInGetOnTheCallersThreadAndNotBefore)
+{
+    optional_async::onBusyWorker([] {
+        const auto self = std::this_thread::get_id();
+        std::atomic<bool> ran{false};
+        auto f = RcppSpool::async(std::launch::async | std::launch::deferred, [&] {
+            ran = true;
+            return std::this_thread::get_id();
+        });
+        std::this_thread::sleep_for(20ms);
+        EXPECT_FALSE(ran.load());  // deferred: nobody ran it meanwhile
+        EXPECT_TRUE(f.valid());
+        EXPECT_EQ(f.get(), self);
+        EXPECT_FALSE(f.valid());
+        EXPECT_THROW(f.get(), std::future_error);
+    });
+}
+
+TEST(OptionalAsync, ADeferredCallIsNeverLostAndKeepsWhatFuturesPromise)
+{
+    optional_async::onBusyWorker([] {
+        // Destroyed without get(): it runs then (as a queued task would have run).
+        int runs = 0;
+        { auto f = RcppSpool::async(std::launch::async | std::launch::deferred, [&] { ++runs; }); }
+        EXPECT_EQ(runs, 1);
+        // wait() runs it and keeps the result for get(); wait_for() reports ready.
+        auto w = RcppSpool::async(std::launch::async | std::launch::deferred, [&] { return ++runs; });
+        w.wait();
+        EXPECT_EQ(runs, 2);
+        EXPECT_EQ(w.wait_for(0s), std::future_status::ready);
+        EXPECT_EQ(w.get(), 2);
+        auto t = RcppSpool::async(std::launch::async | std::launch::deferred, [&] { return ++runs; });
+        EXPECT_EQ(t.wait_for(0s), std::future_status::ready);
+        EXPECT_EQ(runs, 3);
+        // Moved (into a vector that grows), then taken.
+        std::vector<RcppSpool::Future<int>> v;
+        for (int i = 0; i < 20; ++i)
+            v.push_back(RcppSpool::async(std::launch::async | std::launch::deferred,
+                                         [s = std::string(30, 'x'), i] { return i + static_cast<int>(s.size()); }));
+        for (int i = 0; i < 20; ++i) EXPECT_EQ(v[i].get(), i + 30);
+        // Exceptions come out of get() as thrown; to std::future as well.
+        auto e = RcppSpool::async(std::launch::async | std::launch::deferred, []() -> int { throw std::length_error("x"); });
+        EXPECT_THROW(e.get(), std::length_error);
+        std::future<int> s = RcppSpool::async(std::launch::async | std::launch::deferred, [] { return 7; });
+        EXPECT_EQ(s.get(), 7);
+        // Dropped with an exception: nothing escapes the destructor.
+        EXPECT_NO_THROW({ auto d = RcppSpool::async(std::launch::async | std::launch::deferred, [] { throw 1; }); });
+    });
+}
+
+// What callers may rely on: a deferred call does not run at an unexpected
+// moment, so a task may hold a lock while it spawns work that takes the same
+// lock (running the call at once, inline, would deadlock here).
+TEST(OptionalAsync, ASpawnUnderALockThatTheCallTakesDoesNotDeadlock)
+{
+    optional_async::onBusyWorker([] {
+        std::mutex m;
+        int shared = 0;
+        RcppSpool::Future<int> f;
+        {
+            std::lock_guard<std::mutex> lk(m);
+            f = RcppSpool::async(std::launch::async | std::launch::deferred, [&] {
+                std::lock_guard<std::mutex> inner(m);
+                return ++shared;
+            });
+            shared = 10;
+        }
+        EXPECT_EQ(f.get(), 11);
+    });
+}
+
+TEST(OptionalAsync, ACallThatAnIdleWorkerCouldTakeIsQueued)
+{
+    // From a thread outside the pool: always a task (someone else must run it).
+    auto outside = RcppSpool::async(std::launch::async | std::launch::deferred, [] { return std::this_thread::get_id(); });
+    EXPECT_NE(outside.get(), std::this_thread::get_id());
+    // On a worker whose deque is long, while the other worker sleeps: queued,
+    // and that worker runs it without anyone asking for the result.
+    auto& pool = RcppSpool::ThreadPool::globalInstance();
+    pool.setNumThreads(2);
+    RcppSpool::async(std::launch::async, [] {
+        std::this_thread::sleep_for(50ms);  // the other worker goes to sleep
+        RcppSpool::Future<void> queued[2] = {RcppSpool::async(std::launch::async, [] {}),
+                                             RcppSpool::async(std::launch::async, [] {})};
+        std::atomic<bool> ran{false};
+        auto f = RcppSpool::async(std::launch::async | std::launch::deferred, [&] { ran = true; });
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (!ran && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+        EXPECT_TRUE(ran.load());
+        f.get();
+    }).get();
+}
+
+// Fine-grained recursion: a call per node of fib, no cutoff. Right result,
+// it spreads over both workers, and most calls are plain calls, not tasks.
+TEST(OptionalAsync, FineGrainedRecursionSpreadsWithFewTasks)
+{
+    auto& pool = RcppSpool::ThreadPool::globalInstance();
+    pool.setNumThreads(2);
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    std::function<long(int)> fib = [&](int n) -> long {
+        if (n < 2) return n;
+        if (n == 12) {
+            std::lock_guard<std::mutex> lk(m);
+            threads.insert(std::this_thread::get_id());
+        }
+        auto x = RcppSpool::async(std::launch::async | std::launch::deferred, fib, n - 1);
+        long y = fib(n - 2);
+        return x.get() + y;
+    };
+    const std::size_t before = pool.scheduler().tasksPushed();
+    EXPECT_EQ(RcppSpool::async(std::launch::async, fib, 27).get(), 196418);
+    const std::size_t tasks = pool.scheduler().tasksPushed() - before;
+    const long calls = 317810;  // fib(27)'s calls with n >= 2
+    std::printf("fib(27): %zu tasks queued for %ld spawns; %zu threads ran n = 12\n", tasks, calls, threads.size());
+    EXPECT_LT(tasks, static_cast<std::size_t>(calls / 4));
+    EXPECT_EQ(threads.size(), 2u);
+}
+
 TEST(Future, ExceptionsMovesAndValidity)
 {
     auto f = RcppSpool::async([]() -> int { throw std::length_error("len"); });

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "engine/deferred_call.h"
 #include "engine/future_state.h"
 #include "engine/loop.h"
 
@@ -26,12 +27,19 @@ class Future {
 public:
     Future() noexcept = default;
     explicit Future(engine::FutureState<T>* s) noexcept : state_(s) {}
-    Future(Future&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+    //! A future whose work the library deferred (see async()): it runs on
+    //! the thread that calls get() or wait(), or when the Future is destroyed.
+    template <class F>
+    Future(engine::DeferTag, F&& call) : call_(std::forward<F>(call))
+    {
+    }
+    Future(Future&& other) noexcept : state_(std::exchange(other.state_, nullptr)), call_(std::move(other.call_)) {}
     Future& operator=(Future&& other) noexcept
     {
         if (this != &other) {
             reset();
             state_ = std::exchange(other.state_, nullptr);
+            call_ = std::move(other.call_);
         }
         return *this;
     }
@@ -47,12 +55,21 @@ public:
     ~Future() { reset(); }
 
     //! True while the future refers to a result not yet taken by get().
-    bool valid() const noexcept { return state_ != nullptr; }
+    bool valid() const noexcept { return state_ || call_; }
 
     //! Waits for the result and returns it (or rethrows the task's exception).
     //! Afterwards valid() is false.
     T get()
     {
+        if (call_) {
+            // Work the library deferred runs here, as a plain call, unless
+            // the user interrupted (as a queued task would be skipped).
+            if (engine::interruptRequested()) {
+                call_.reset();
+                std::rethrow_exception(engine::interruptError());
+            }
+            return call_.run();
+        }
         check();
         waitOrThrow();
         engine::FutureState<T>* s = std::exchange(state_, nullptr);
@@ -66,12 +83,14 @@ public:
     //! Waits until the result is ready.
     void wait() const
     {
+        runDeferredCall();
         check();
         waitOrThrow();
     }
 
     //! Waits at most `d`. Deferred work (std::launch::deferred) is not started
-    //! by wait_for(): it reports std::future_status::deferred, as std::future does.
+    //! by wait_for(): it reports std::future_status::deferred, as std::future
+    //! does. Work the library deferred (async() with both policies) is run.
     template <class Rep, class Per>
     std::future_status wait_for(const std::chrono::duration<Rep, Per>& d) const
     {
@@ -81,6 +100,7 @@ public:
     template <class Clock, class Dur>
     std::future_status wait_until(const std::chrono::time_point<Clock, Dur>& t) const
     {
+        runDeferredCall();
         check();
         if (state_->isDeferred()) return std::future_status::deferred;
         auto deadline = std::chrono::steady_clock::now() +
@@ -109,7 +129,22 @@ public:
 private:
     void check() const
     {
-        if (!state_) throw std::future_error(std::future_errc::no_state);
+        if (!state_ && !call_) throw std::future_error(std::future_errc::no_state);
+    }
+    // Work the library deferred, run now into a state of its own (for wait(),
+    // which keeps the result for a later get()).
+    void runDeferredCall() const
+    {
+        if (!call_) return;
+        auto* s = new engine::FutureState<T>(nullptr);
+        if (engine::interruptRequested()) {
+            call_.reset();
+            s->cancel();
+        } else {
+            auto run = [this]() -> T { return call_.run(); };
+            s->run(run);
+        }
+        state_ = s;
     }
     // On R's main thread an interrupt ends the wait early: the task is then
     // abandoned (skipped if it has not started) and, if running, waited for,
@@ -123,12 +158,26 @@ private:
     static void finishWait() { engine::endBlockingCall(nullptr); }
     void reset() noexcept
     {
+        if (call_) {
+            // No work is lost: deferred by the library, not by the user, it
+            // runs now (its result and exception go, as a queued task's would).
+            if (engine::interruptRequested()) {
+                call_.reset();
+            } else {
+                try {
+                    call_.run();
+                } catch (...) {
+                }
+            }
+        }
         if (!state_) return;
         if (state_->isDeferred() || !state_->wait()) state_->abandonAndWait();
         std::exchange(state_, nullptr)->release();
     }
 
-    engine::FutureState<T>* state_ = nullptr;
+    // mutable: wait() runs deferred work into a state of its own.
+    mutable engine::FutureState<T>* state_ = nullptr;
+    mutable engine::DeferredCall<T> call_;
 };
 
 }  // namespace RCPPSPOOL_ABI

@@ -62,10 +62,22 @@ auto async(F&& f, Args&&... args)
     return pushReturn(std::forward<F>(f), std::forward<Args>(args)...);
 }
 
-//! async with a std::launch policy: `async` queues the task; `deferred` runs
-//! it on the thread that first calls get()/wait(); both bits let the library
-//! choose: it runs the task inline at once when the calling worker already
-//! has a long queue of its own (all workers are busy), else queues it.
+//! async with a std::launch policy, as std::async:
+//! - `std::launch::async` queues a task (as async(f, args...));
+//! - `std::launch::deferred` runs `f` on the thread that first calls get() or
+//!   wait() on the Future; a Future destroyed before that drops the work;
+//! - both (`std::launch::async | std::launch::deferred`) let the library
+//!   choose per call. Called on a worker of the pool that already has tasks
+//!   of its own queued (kLazyDepth, 2) while no worker is hungry (searching
+//!   for work or asleep), the call is deferred: it runs as a plain call in
+//!   get() or wait() (or wait_for()), or when the Future is destroyed, on the
+//!   thread that holds the Future; no work is lost. Otherwise (on any other
+//!   thread, or when a worker could take it) it is queued. Recursive code
+//!   (fib, quicksort, branch and bound) thus costs about a plain call per
+//!   spawn once every worker is busy, and still spreads: thieves take the
+//!   oldest, biggest tasks. A loop that spawns many calls from one task keeps
+//!   most of them on that task's thread: use TaskGroup, parallelFor or
+//!   `std::launch::async` there. Callables larger than 48 bytes are queued.
 template <class F, class... Args>
 auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
 {
@@ -73,16 +85,19 @@ auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf
     auto& pool = ThreadPool::globalInstance();
     const bool mayQueue = (policy & std::launch::async) == std::launch::async;
     const bool mayDefer = (policy & std::launch::deferred) == std::launch::deferred;
-    if (mayQueue && !(mayDefer && pool.scheduler().callerIsSaturated()))
-        return pool.pushReturn(std::forward<F>(f), std::forward<Args>(args)...);
+    if (mayQueue) {
+        auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
+        using Call = decltype(call);
+        if constexpr (engine::DeferredCall<R>::template fits<Call>) {
+            if (mayDefer && pool.scheduler().prefersCallerRuns())
+                return Future<R>(engine::deferTag, std::move(call));
+        }
+        return pool.pushReturn(std::move(call));
+    }
     auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
     auto* state = new engine::FutureState<R>(&pool.scheduler());
-    if (mayQueue) {  // both: run now, inline
-        state->run(call);
-    } else {
-        // Run by the Future's own wait, while the Future holds the state.
-        state->setDeferred([state, call]() mutable { state->run(call); });
-    }
+    // Run by the Future's own wait, while the Future holds the state.
+    state->setDeferred([state, call]() mutable { state->run(call); });
     return Future<R>(state);
 }
 

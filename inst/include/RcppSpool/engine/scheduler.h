@@ -445,6 +445,14 @@ public:
             while (workers_[i]->deque.steal(t)) drop(t);
     }
 
+    //! Tasks queued since the pool started (for tests and benchmarks).
+    std::size_t tasksPushed() const
+    {
+        std::size_t p = 0;
+        for (const auto& c : counters_) p += c.pushed.load(std::memory_order_relaxed);
+        return p;
+    }
+
     std::size_t tasksQueued() const
     {
         std::size_t p = 0, s = 0;
@@ -466,14 +474,21 @@ public:
 
     Context& root() { return root_; }
 
-    //! True when new work from this thread would only queue behind a lot of
-    //! waiting work: its own deque (on a worker) or the shared queue is long.
-    bool callerIsSaturated() const
+    //! Whether a call that may run either way (async with both launch
+    //! policies) made on this thread now is better run by its caller than
+    //! queued: the thread is a worker of this pool that already has
+    //! kLazyDepth tasks of its own queued, and no worker is hungry (none
+    //! searches for work, sleeps, or is on its way back from sleep). Thieves take the oldest tasks, the
+    //! biggest in recursive code, so a recursion still spreads while most of
+    //! its calls stay plain calls. Without workers (or in a forked child)
+    //! work runs on the caller anyway.
+    bool prefersCallerRuns() const noexcept
     {
         if (inlineMode()) return true;
         Worker* w = currentWorker();
-        if (w) return w->deque.size() >= static_cast<std::int64_t>(kSaturation);
-        return injection_.size() + static_cast<std::size_t>(outside_.size()) >= kSaturation * numWorkers();
+        if (!w || w->deque.size() < static_cast<std::int64_t>(kLazyDepth)) return false;
+        // Workers waiting in a helping wait sleep among the idle ones.
+        return hungry_.load(std::memory_order_relaxed) == 0 && !idle_.hasSleepers();
     }
 
     //! True when this thread is one of this scheduler's workers.
@@ -719,8 +734,18 @@ private:
         workerTls() = WorkerTls{this, &w};
         Task t;
         bool woke = false;  // back from sleep: see below
+        // Counted in hungry_ from the moment a worker finds no work until it
+        // finds some (searching, asleep, or woken and on its way), but not
+        // while it stands aside: see prefersCallerRuns().
+        bool hungry = false;
+        auto setHungry = [&](bool now) {
+            if (now == hungry) return;
+            hungry = now;
+            hungry_.fetch_add(now ? 1 : -1, std::memory_order_relaxed);
+        };
         while (!stopping_.load(std::memory_order_relaxed)) {
             if (standsAside(w)) {
+                setHungry(false);
                 // We may have been woken for work we may not take now: pass
                 // the wake-up on to a worker that may.
                 if (hasVisibleWork()) idle_.notifyOne();
@@ -733,11 +758,13 @@ private:
                 // gave up (or stood aside) it woke one sleeper, maybe for
                 // several tasks. So whoever comes back from sleep to work
                 // wakes the next if more is waiting (chained, as searchers do).
+                setHungry(false);
                 if (std::exchange(woke, false) && hasVisibleWork()) idle_.notifyOne();
                 execute(t);
                 continue;
             }
             woke = false;
+            setHungry(true);
             // Search briefly: back-to-back loops and tasks arrive within
             // microseconds, and a futex wake-up costs more than that. Yield
             // while spinning, so that on a machine with as many workers as
@@ -759,6 +786,7 @@ private:
             }
             const bool lastSearcher = searching_.fetch_sub(1, std::memory_order_seq_cst) == 1;
             if (found) {
+                setHungry(false);
                 if (lastSearcher && hasVisibleWork()) idle_.notifyOne();
                 execute(t);
                 continue;
@@ -773,6 +801,7 @@ private:
                        [&](int asleep) { return releaseIdleMemory(garbage, asleep); });
             woke = true;
         }
+        setHungry(false);
         workerTls() = WorkerTls{};
     }
 
@@ -780,7 +809,7 @@ private:
     static constexpr int kWaitSpins = 1 << 10;
     static constexpr int kWaitYields = 64;
     static constexpr std::size_t kInjectionBatch = 32;
-    static constexpr std::size_t kSaturation = 64;
+    static constexpr std::size_t kLazyDepth = 2;
     static constexpr std::chrono::milliseconds kParkSlice{20};
     //! How long the pool must be idle before a burst's memory is freed:
     //! bursts that come closer than this reuse it. Regrowing the buffers of a
@@ -802,6 +831,7 @@ private:
     WaitTable waiters_;  // threads waiting for something to finish (see waitUntil())
     std::atomic<bool> stopping_{false};
     alignas(64) std::atomic<int> searching_{0};  // workers spinning for work (see workerLoop)
+    std::atomic<int> hungry_{0};  // workers without work (see workerLoop)
     std::atomic<bool> paused_{false};
     std::atomic<int> outsideParticipants_{0};  // see outsideJoins()
     std::mutex resizeMutex_;
