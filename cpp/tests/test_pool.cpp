@@ -576,6 +576,35 @@ TEST(OptionalAsync, FineGrainedRecursionSpreadsWithFewTasks)
     EXPECT_EQ(threads.size(), 2u);
 }
 
+TEST(BlockCache, ReusesBlocksOfAClassAndKeepsAtMostItsShare)
+{
+    using RcppSpool::engine::BlockCache;
+    BlockCache cache;
+    EXPECT_EQ(cache.take(40), nullptr);  // nothing kept yet
+    void* a = ::operator new(BlockCache::rounded(40));
+    ASSERT_TRUE(cache.give(a, 40));
+    EXPECT_EQ(cache.take(100), nullptr);  // another class
+    EXPECT_EQ(cache.take(64), a);         // the same class (1-64 bytes)
+    EXPECT_EQ(cache.take(64), nullptr);
+    ::operator delete(a);
+    // At most kKeep blocks per class; the rest are the caller's to free.
+    std::vector<void*> blocks;
+    for (int i = 0; i < BlockCache::kKeep + 5; ++i) blocks.push_back(::operator new(BlockCache::rounded(200)));
+    int kept = 0;
+    for (void* b : blocks) {
+        if (cache.give(b, 200))
+            ++kept;
+        else
+            ::operator delete(b);
+    }
+    EXPECT_EQ(kept, BlockCache::kKeep);
+    // Blocks larger than the classes are never kept.
+    void* big = ::operator new(BlockCache::rounded(1000));
+    EXPECT_FALSE(cache.give(big, 1000));
+    ::operator delete(big);
+    // The cache frees what it keeps (AddressSanitizer's leak check).
+}
+
 TEST(Future, ExceptionsMovesAndValidity)
 {
     auto f = RcppSpool::async([]() -> int { throw std::length_error("len"); });

@@ -28,6 +28,13 @@ public:
     //! `refs`: how many owners start with it (the Future, and the task if any).
     explicit FutureState(Scheduler* s, int refs = 1) : sched_(s), refs_(refs) {}
 
+    // States come and go at the rate of tasks: workers keep freed ones.
+    static void* operator new(std::size_t bytes) { return Scheduler::allocateBlock(bytes); }
+    static void operator delete(void* p, std::size_t bytes) noexcept { Scheduler::freeBlock(p, bytes); }
+    // A result type aligned beyond operator new's guarantee: the heap's own.
+    static void* operator new(std::size_t bytes, std::align_val_t a) { return ::operator new(bytes, a); }
+    static void operator delete(void* p, std::size_t, std::align_val_t a) noexcept { ::operator delete(p, a); }
+
     template <class F>
     void run(F& f) noexcept
     {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "block_cache.h"
 #include "context.h"
 #include "fork_guard.h"
 #include "host_hooks.h"
@@ -445,6 +446,23 @@ public:
             while (workers_[i]->deque.steal(t)) drop(t);
     }
 
+    //! A block of `bytes` for a small object that lives about as long as a
+    //! task (a future's state): from the current worker's cache when it has
+    //! one (see BlockCache), else from operator new. Free with freeBlock().
+    static void* allocateBlock(std::size_t bytes)
+    {
+        if (Worker* w = workerTls().worker)
+            if (void* p = w->blocks.take(bytes)) return p;
+        return ::operator new(BlockCache::rounded(bytes));
+    }
+    //! Frees a block of allocateBlock(bytes), on any thread.
+    static void freeBlock(void* p, std::size_t bytes) noexcept
+    {
+        if (Worker* w = workerTls().worker)
+            if (w->blocks.give(p, bytes)) return;
+        ::operator delete(p);
+    }
+
     //! Tasks queued since the pool started (for tests and benchmarks).
     std::size_t tasksPushed() const
     {
@@ -531,6 +549,7 @@ public:
         std::thread thread;
         std::size_t index = 0;
         std::uint64_t rng = 0;
+        BlockCache blocks;  // touched by this worker's thread only
     };
     //! Whose worker the current thread is (per-thread runtime state).
     struct WorkerTls {
