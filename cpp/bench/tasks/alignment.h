@@ -81,7 +81,7 @@ public:
         return std::to_string(seqs_.size()) + " sequences of length " + std::to_string(minLen_) + "-" +
                std::to_string(maxLen_) + " (" + std::to_string(seqs_.size() * (seqs_.size() - 1) / 2) + " pairs)";
     }
-    void setUp(bool quick) override
+    void setUp(bool quick, Grain) override
     {
         const int n = quick ? 16 : 55;
         minLen_ = quick ? 200 : 500;
@@ -108,6 +108,7 @@ public:
         switch (m) {
         case Method::seq: seq(seqs_, scores_); break;
         case Method::spoolAsync: futures<SpoolAsync>(seqs_, scores_); break;
+        case Method::spoolOptional: futures<SpoolOptional>(seqs_, scores_); break;
         case Method::stdAsync: futures<StdAsync>(seqs_, scores_); break;
         case Method::spoolGroup: group<RcppSpool::TaskGroup>(seqs_, scores_); break;
         case Method::tbb: group<tbb::task_group>(seqs_, scores_); break;

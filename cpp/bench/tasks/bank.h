@@ -8,6 +8,8 @@
 // in 16 finds an account taken.
 // Amounts depend only on the task and transfer number, so the final balances
 // do not depend on the order in which transfers happen.
+// Fine grain: a task per transfer, with little hashing (about 100 ns a task),
+// so that most of a task's time is spent spawning it and taking the locks.
 #pragma once
 
 #include "harness.h"
@@ -88,11 +90,16 @@ public:
     std::string params() const override
     {
         return std::to_string(p_.accounts) + " accounts, " + std::to_string(p_.tasks) + " tasks x " +
-               std::to_string(p_.transfersPerTask) + " transfers (std::lock of 2)";
+               std::to_string(p_.transfersPerTask) + " transfers (std::lock of 2)" +
+               (p_.transfersPerTask == 1 ? ", a task per transfer" : "");
     }
-    void setUp(bool quick) override
+    bool hasFine() const override { return true; }
+    void setUp(bool quick, Grain grain) override
     {
-        p_ = quick ? Params{64, 2000, 20, 10, 30} : Params{64, 20000, 150, 20, 100};
+        if (grain == Grain::fine)
+            p_ = quick ? Params{64, 20000, 1, 4, 16} : Params{64, 3000000, 1, 4, 16};
+        else
+            p_ = quick ? Params{64, 2000, 20, 10, 30} : Params{64, 20000, 150, 20, 100};
         acc_ = std::vector<Account>(p_.accounts);
         seq(acc_, p_);  // the reference: the sequential balances
         ref_.clear();
@@ -112,6 +119,7 @@ public:
         switch (m) {
         case Method::seq: seq(acc_, p_); break;
         case Method::spoolAsync: futures<SpoolAsync>(acc_, p_); break;
+        case Method::spoolOptional: futures<SpoolOptional>(acc_, p_); break;
         case Method::stdAsync: futures<StdAsync>(acc_, p_); break;
         case Method::spoolGroup: group<RcppSpool::TaskGroup>(acc_, p_); break;
         case Method::tbb: group<tbb::task_group>(acc_, p_); break;

@@ -4,6 +4,8 @@
 // butterflies that combine them run as a parallel loop, split recursively
 // into chunks of at most `cutoff`. Transforms of size <= cutoff are leaves.
 // Little work per byte: the top levels are bound by memory bandwidth.
+// Fine grain: leaves of 32 points and butterfly chunks of 32 (about 100 ns
+// of work per task).
 #pragma once
 
 #include "harness.h"
@@ -149,14 +151,20 @@ class Bench : public Benchmark {
 public:
     const char* name() const override { return "fft"; }
     const char* shape() const override { return "recursive balanced"; }
+    bool hasFine() const override { return true; }
     std::string params() const override
     {
         return "N=2^" + std::to_string(logN_) + " cutoff=" + std::to_string(cutoff_);
     }
-    void setUp(bool quick) override
+    void setUp(bool quick, Grain grain) override
     {
-        logN_ = quick ? 18 : 24;
-        cutoff_ = quick ? 2048 : 8192;
+        if (grain == Grain::fine) {
+            logN_ = quick ? 13 : 22;
+            cutoff_ = 32;
+        } else {
+            logN_ = quick ? 18 : 24;
+            cutoff_ = quick ? 2048 : 8192;
+        }
         N_ = std::size_t(1) << logN_;
         in_.resize(N_);
         out_.assign(N_, Cx{0, 0});
@@ -191,6 +199,7 @@ public:
         switch (m) {
         case Method::seq: seq(j, cutoff_); break;
         case Method::spoolAsync: futures<SpoolAsync>(j, cutoff_); break;
+        case Method::spoolOptional: futures<SpoolOptional>(j, cutoff_); break;
         case Method::stdAsync: futures<StdAsync>(j, cutoff_); break;
         case Method::spoolGroup: group<RcppSpool::TaskGroup>(j, cutoff_); break;
         case Method::tbb: group<tbb::task_group>(j, cutoff_); break;

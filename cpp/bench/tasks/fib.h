@@ -2,6 +2,8 @@
 // fib(n) spawns fib(n-1) and computes fib(n-2) itself, down to a cutoff below
 // which it recurses sequentially. Two-way spawns of tiny tasks: this measures
 // the cost of a spawn, a join and a steal more than anything else.
+// Fine grain: no cutoff (cutoff 1), every call fib(n), n >= 2, spawns: the
+// way fib is written with std::async.
 #pragma once
 
 #include "harness.h"
@@ -61,14 +63,21 @@ class Bench : public Benchmark {
 public:
     const char* name() const override { return "fib"; }
     const char* shape() const override { return "recursive balanced"; }
+    bool hasFine() const override { return true; }
     std::string params() const override
     {
-        return "n=" + std::to_string(n_) + " cutoff=" + std::to_string(cutoff_);
+        return "n=" + std::to_string(n_) + " cutoff=" + std::to_string(cutoff_) +
+               (cutoff_ <= 1 ? " (a task per call)" : "");
     }
-    void setUp(bool quick) override
+    void setUp(bool quick, Grain grain) override
     {
-        n_ = quick ? 32 : 45;
-        cutoff_ = 16;
+        if (grain == Grain::fine) {
+            n_ = quick ? 22 : 37;
+            cutoff_ = 1;  // leaves are fib(1) and fib(0)
+        } else {
+            n_ = quick ? 32 : 45;
+            cutoff_ = 16;
+        }
         long a = 0, b = 1;  // the known answer, by iteration
         for (int i = 0; i < n_; ++i) {
             long t = a + b;
@@ -83,6 +92,7 @@ public:
         switch (m) {
         case Method::seq: result_ = seqCut(n_, cutoff_); break;
         case Method::spoolAsync: result_ = futures<SpoolAsync>(n_, cutoff_); break;
+        case Method::spoolOptional: result_ = futures<SpoolOptional>(n_, cutoff_); break;
         case Method::stdAsync: result_ = futures<StdAsync>(n_, cutoff_); break;
         case Method::spoolGroup: result_ = group<RcppSpool::TaskGroup>(n_, cutoff_); break;
         case Method::tbb: result_ = group<tbb::task_group>(n_, cutoff_); break;

@@ -4,9 +4,10 @@
 //
 // Every benchmark (one header each) writes its parallel algorithm three times:
 //   * futures style, a template on a Spawner: `auto f = A::spawn(g); ...; f.get()`.
-//     Instantiated with SpoolAsync (RcppSpool::async) and StdAsync (std::async
-//     with std::launch::async): the same source, as RcppSpool::async is meant
-//     to be a drop-in std::async.
+//     Instantiated with SpoolAsync (RcppSpool::async), SpoolOptional
+//     (RcppSpool::async(std::launch::async | std::launch::deferred, g)) and
+//     StdAsync (std::async with std::launch::async): the same source, as
+//     RcppSpool::async is meant to be a drop-in std::async.
 //   * group style, a template on a task-group type: `G g; g.run(f); ...; g.wait()`.
 //     Instantiated with RcppSpool::TaskGroup and tbb::task_group, which have
 //     the same interface.
@@ -14,6 +15,9 @@
 // plus a sequential version: the same algorithm with the same cutoffs, where
 // every spawn is a plain call. All parallel versions spawn at the same places
 // (same cutoffs), so they differ only in the runtime underneath.
+// Each program runs at the coarse grain (cutoffs as a tuned program would
+// use) and, where it has one, at a fine grain (Grain::fine: a task per call
+// of a tiny function, as people write recursive code with std::async).
 #pragma once
 
 #include <RcppSpool.h>
@@ -60,11 +64,11 @@ namespace bench {
 
 // ---- methods ----------------------------------------------------------------
 
-enum class Method { seq, spoolAsync, spoolGroup, tbb, omp, stdAsync };
+enum class Method { seq, spoolAsync, spoolOptional, spoolGroup, tbb, omp, stdAsync };
 
 inline const std::vector<Method>& allMethods()
 {
-    static const std::vector<Method> m{Method::seq, Method::spoolAsync, Method::spoolGroup,
+    static const std::vector<Method> m{Method::seq, Method::spoolAsync, Method::spoolOptional, Method::spoolGroup,
                                        Method::tbb, Method::omp, Method::stdAsync};
     return m;
 }
@@ -74,6 +78,7 @@ inline const char* methodName(Method m)
     switch (m) {
     case Method::seq: return "sequential";
     case Method::spoolAsync: return "RcppSpool::async";
+    case Method::spoolOptional: return "RcppSpool::async(async|deferred)";
     case Method::spoolGroup: return "RcppSpool::TaskGroup";
     case Method::tbb: return "tbb::task_group";
     case Method::omp: return "omp task";
@@ -82,12 +87,13 @@ inline const char* methodName(Method m)
     return "?";
 }
 
-//! Short names for --methods: seq, spool-async, spool-group, tbb, omp, std-async.
+//! Short names for --methods: seq, spool-async, spool-optional, spool-group, tbb, omp, std-async.
 inline const char* methodKey(Method m)
 {
     switch (m) {
     case Method::seq: return "seq";
     case Method::spoolAsync: return "spool-async";
+    case Method::spoolOptional: return "spool-optional";
     case Method::spoolGroup: return "spool-group";
     case Method::tbb: return "tbb";
     case Method::omp: return "omp";
@@ -104,6 +110,17 @@ struct SpoolAsync {
     static auto spawn(F&& f)
     {
         return RcppSpool::async(std::forward<F>(f));
+    }
+};
+
+//! RcppSpool::async(std::launch::async | std::launch::deferred, f): the library
+//! chooses per call; on a busy worker (own tasks queued, no worker hungry)
+//! the call is deferred and runs as a plain call in get().
+struct SpoolOptional {
+    template <class F>
+    static auto spawn(F&& f)
+    {
+        return RcppSpool::async(std::launch::async | std::launch::deferred, std::forward<F>(f));
     }
 };
 
@@ -169,8 +186,9 @@ inline void setUpThreads()
 
 //! Runs `root()` (the whole computation) the way method `m` needs it:
 //!   sequential, std::async: on the calling thread;
-//!   RcppSpool: as a task of the global pool (numThreads() workers compute,
-//!     the calling thread only waits, so no more threads work than the pool has);
+//!   RcppSpool (all three): as a task of the global pool (numThreads() workers
+//!     compute, the calling thread only waits, so no more threads work than
+//!     the pool has);
 //!   oneTBB: inside an arena of numThreads() slots (the caller is one of them);
 //!   OpenMP: in a parallel region of numThreads() threads, started by one of them.
 template <class F>
@@ -182,6 +200,7 @@ void onThreads(Method m, F&& root)
         root();
         break;
     case Method::spoolAsync:
+    case Method::spoolOptional:
         RcppSpool::async([&root] { root(); }).get();
         break;
     case Method::spoolGroup: {
@@ -270,6 +289,15 @@ struct Rng {
 
 // ---- benchmarks ---------------------------------------------------------------
 
+//! The task granularity a program runs at (--grain).
+//!   coarse: the cutoffs a tuned program uses (the suite's original parameters);
+//!   fine: a task per call of a tiny function, no or a tiny cutoff, as people
+//!     write recursive code with async (INNCABS's point); only programs with
+//!     such a form (Benchmark::hasFine()).
+enum class Grain { coarse, fine };
+
+inline const char* grainName(Grain g) { return g == Grain::coarse ? "coarse" : "fine"; }
+
 //! One program of the suite.
 class Benchmark {
 public:
@@ -279,8 +307,10 @@ public:
     virtual const char* shape() const = 0;
     //! The problem and the cutoffs, for the table.
     virtual std::string params() const = 0;
-    //! Builds the input (not timed). quick: small sizes for tests.
-    virtual void setUp(bool quick) = 0;
+    //! True when the program has a fine-grained form (Grain::fine).
+    virtual bool hasFine() const { return false; }
+    //! Builds the input for `grain` (not timed). quick: small sizes for tests.
+    virtual void setUp(bool quick, Grain grain) = 0;
     //! Restores the input before each run, where a run modifies it (not timed).
     virtual void reset() {}
     //! The timed computation, with method `m` (already inside onThreads()).

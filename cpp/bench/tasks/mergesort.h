@@ -4,6 +4,7 @@
 // splits at the median of the larger run and a binary search in the other.
 // Leaves: std::sort below sortCutoff, std::merge below mergeCutoff. Memory
 // bound at the top levels, compute bound at the leaves.
+// Fine grain: both cutoffs 128 (a leaf sorts or merges 128 keys, about 1 us).
 #pragma once
 
 #include "harness.h"
@@ -162,10 +163,16 @@ public:
         return "n=" + std::to_string(n_) + " sortCutoff=" + std::to_string(cut_.sort) +
                " mergeCutoff=" + std::to_string(cut_.merge);
     }
-    void setUp(bool quick) override
+    bool hasFine() const override { return true; }
+    void setUp(bool quick, Grain grain) override
     {
-        n_ = quick ? 1000000 : 16000000;
-        cut_ = {quick ? std::size_t(4096) : std::size_t(16384), quick ? std::size_t(4096) : std::size_t(16384)};
+        if (grain == Grain::fine) {
+            n_ = quick ? 40000 : 4000000;
+            cut_ = {128, 128};
+        } else {
+            n_ = quick ? 1000000 : 16000000;
+            cut_ = {quick ? std::size_t(4096) : std::size_t(16384), quick ? std::size_t(4096) : std::size_t(16384)};
+        }
         input_.resize(n_);
         Rng r(42);
         for (auto& k : input_) k = static_cast<Key>(r.next());
@@ -181,6 +188,7 @@ public:
         switch (m) {
         case Method::seq: sortSeq(x, y, n_, false, cut_); break;
         case Method::spoolAsync: sortFutures<SpoolAsync>(x, y, n_, false, cut_); break;
+        case Method::spoolOptional: sortFutures<SpoolOptional>(x, y, n_, false, cut_); break;
         case Method::stdAsync: sortFutures<StdAsync>(x, y, n_, false, cut_); break;
         case Method::spoolGroup: sortGroup<RcppSpool::TaskGroup>(x, y, n_, false, cut_); break;
         case Method::tbb: sortGroup<tbb::task_group>(x, y, n_, false, cut_); break;

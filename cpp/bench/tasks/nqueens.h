@@ -2,6 +2,7 @@
 // Counts the placements of n non-attacking queens, row by row (bit masks of
 // the attacked columns and diagonals). In the first `depth` rows every legal
 // square is a task; the subtrees below differ widely in size.
+// Fine grain: taskDepth = n, a task per legal square in every row (per node).
 #pragma once
 
 #include "harness.h"
@@ -104,14 +105,21 @@ class Bench : public Benchmark {
 public:
     const char* name() const override { return "nqueens"; }
     const char* shape() const override { return "recursive unbalanced"; }
+    bool hasFine() const override { return true; }
     std::string params() const override
     {
-        return "n=" + std::to_string(n_) + " taskDepth=" + std::to_string(depth_);
+        return "n=" + std::to_string(n_) + " taskDepth=" + std::to_string(depth_) +
+               (depth_ >= n_ ? " (a task per node)" : "");
     }
-    void setUp(bool quick) override
+    void setUp(bool quick, Grain grain) override
     {
-        n_ = quick ? 11 : 15;
-        depth_ = quick ? 3 : 4;
+        if (grain == Grain::fine) {
+            n_ = quick ? 7 : 13;
+            depth_ = n_;
+        } else {
+            n_ = quick ? 11 : 15;
+            depth_ = quick ? 3 : 4;
+        }
         // Known counts (OEIS A000170).
         static const long known[] = {1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596,
                                      2279184, 14772512, 95815104};
@@ -125,6 +133,7 @@ public:
         switch (m) {
         case Method::seq: result_ = seq(all, b, 0, n_, depth_); break;
         case Method::spoolAsync: result_ = futures<SpoolAsync>(all, b, 0, n_, depth_); break;
+        case Method::spoolOptional: result_ = futures<SpoolOptional>(all, b, 0, n_, depth_); break;
         case Method::stdAsync: result_ = futures<StdAsync>(all, b, 0, n_, depth_); break;
         case Method::spoolGroup: result_ = group<RcppSpool::TaskGroup>(all, b, 0, n_, depth_); break;
         case Method::tbb: result_ = group<tbb::task_group>(all, b, 0, n_, depth_); break;

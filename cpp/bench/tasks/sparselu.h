@@ -196,7 +196,7 @@ public:
         return "blocks=" + std::to_string(nb_) + "x" + std::to_string(nb_) + " of " + std::to_string(bs_) + "x" +
                std::to_string(bs_);
     }
-    void setUp(bool quick) override
+    void setUp(bool quick, Grain) override
     {
         nb_ = quick ? 20 : 36;
         bs_ = quick ? 40 : 100;  // (powers of two give zero pivots with BOTS's values)
@@ -214,6 +214,7 @@ public:
         switch (m) {
         case Method::seq: seq(m_); break;
         case Method::spoolAsync: futures<SpoolAsync>(m_); break;
+        case Method::spoolOptional: futures<SpoolOptional>(m_); break;
         case Method::stdAsync: futures<StdAsync>(m_); break;
         case Method::spoolGroup: group<RcppSpool::TaskGroup>(m_); break;
         case Method::tbb: group<tbb::task_group>(m_); break;

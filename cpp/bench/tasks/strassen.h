@@ -162,7 +162,7 @@ public:
     {
         return "n=" + std::to_string(n_) + " cutoff=" + std::to_string(cutoff_);
     }
-    void setUp(bool quick) override
+    void setUp(bool quick, Grain) override
     {
         n_ = quick ? 384 : 1792;
         cutoff_ = quick ? 48 : 112;
@@ -193,6 +193,7 @@ public:
         switch (m) {
         case Method::seq: seq(A, B, C, n_, cutoff_); break;
         case Method::spoolAsync: futures<SpoolAsync>(A, B, C, n_, cutoff_); break;
+        case Method::spoolOptional: futures<SpoolOptional>(A, B, C, n_, cutoff_); break;
         case Method::stdAsync: futures<StdAsync>(A, B, C, n_, cutoff_); break;
         case Method::spoolGroup: group<RcppSpool::TaskGroup>(A, B, C, n_, cutoff_); break;
         case Method::tbb: group<tbb::task_group>(A, B, C, n_, cutoff_); break;

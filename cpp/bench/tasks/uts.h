@@ -5,6 +5,8 @@
 // tens of thousands. A node's identity is a hash of its parent's (a chain of
 // `rounds` mixing steps stands in for UTS's SHA-1). A task per child node,
 // no cutoff: the schedule must balance a tree nobody can predict.
+// Fine grain: the same tree shape with 8 mixing rounds per node instead of
+// 320 (tens of ns of work per task), and more children of the root.
 #pragma once
 
 #include "harness.h"
@@ -160,9 +162,13 @@ public:
                       tree_.rounds, expect_);
         return s;
     }
-    void setUp(bool quick) override
+    bool hasFine() const override { return true; }
+    void setUp(bool quick, Grain grain) override
     {
-        tree_ = quick ? Tree{500, 4, 0.2475, 64} : Tree{16000, 4, 0.2475, 320};
+        if (grain == Grain::fine)
+            tree_ = quick ? Tree{500, 4, 0.2475, 8} : Tree{100000, 4, 0.2475, 8};
+        else
+            tree_ = quick ? Tree{500, 4, 0.2475, 64} : Tree{16000, 4, 0.2475, 320};
         expect_ = countIteratively(tree_, kRoot);
     }
     void reset() override { result_ = -1; }
@@ -171,6 +177,7 @@ public:
         switch (m) {
         case Method::seq: result_ = rootSeq(tree_, kRoot); break;
         case Method::spoolAsync: result_ = rootFutures<SpoolAsync>(tree_, kRoot); break;
+        case Method::spoolOptional: result_ = rootFutures<SpoolOptional>(tree_, kRoot); break;
         case Method::stdAsync: result_ = rootFutures<StdAsync>(tree_, kRoot); break;
         case Method::spoolGroup: result_ = rootGroup<RcppSpool::TaskGroup>(tree_, kRoot); break;
         case Method::tbb: result_ = rootGroup<tbb::task_group>(tree_, kRoot); break;
