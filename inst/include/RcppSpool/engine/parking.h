@@ -129,9 +129,6 @@ public:
         }
     }
 
-    //! Whether anyone sleeps here now (a hint: it may change at once).
-    bool anyone() const noexcept { return count_.load(std::memory_order_relaxed) != 0; }
-
     //! Threads signalled so far (for tests and benchmarks).
     std::uint64_t wakeUps() const { return wakeUps_.load(std::memory_order_relaxed); }
 
@@ -208,8 +205,6 @@ public:
     void notifyOne() { list_.wakeOne(); }
     //! Wakes every sleeper.
     void notifyAll() { list_.wakeAll(); }
-    //! Whether a thread sleeps here now (a hint: it may change at once).
-    bool hasSleepers() const noexcept { return list_.anyone(); }
 
     std::uint64_t wakeUps() const { return list_.wakeUps(); }
 

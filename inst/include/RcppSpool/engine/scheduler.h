@@ -256,6 +256,20 @@ public:
         Worker* w = inlineMode() ? nullptr : currentWorker();
         // Only the service thread needs the clock (recursive waits are hot).
         auto lastService = service ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+        // A worker that waits and finds no work is hungry as an idle one is
+        // (see prefersCallerRuns()): counted from its first failed search
+        // until it finds work or returns.
+        struct Hunger {
+            std::atomic<int>& count;
+            bool on = false;
+            void set(bool now)
+            {
+                if (now == on) return;
+                on = now;
+                count.fetch_add(now ? 1 : -1, std::memory_order_relaxed);
+            }
+            ~Hunger() { set(false); }
+        } hunger{hungry_};
         for (int spins = 0;; ++spins) {
             if (done()) {
                 if (!w) trimOutside();
@@ -264,10 +278,12 @@ public:
             if (w) {
                 Task t;
                 if (findWork(*w, t)) {
+                    hunger.set(false);
                     execute(t);
                     spins = 0;
                     continue;
                 }
+                hunger.set(true);
             }
             if (service || bounded) {
                 auto now = std::chrono::steady_clock::now();
@@ -496,7 +512,8 @@ public:
     //! policies) made on this thread now is better run by its caller than
     //! queued: the thread is a worker of this pool that already has
     //! kLazyDepth tasks of its own queued, and no worker is hungry (none
-    //! searches for work, sleeps, or is on its way back from sleep). Thieves take the oldest tasks, the
+    //! searches for work, sleeps for want of it, is on its way back from
+    //! sleep, or waits for a result without finding work to help with). Thieves take the oldest tasks, the
     //! biggest in recursive code, so a recursion still spreads while most of
     //! its calls stay plain calls. Without workers (or in a forked child)
     //! work runs on the caller anyway.
@@ -505,8 +522,7 @@ public:
         if (inlineMode()) return true;
         Worker* w = currentWorker();
         if (!w || w->deque.size() < static_cast<std::int64_t>(kLazyDepth)) return false;
-        // Workers waiting in a helping wait sleep among the idle ones.
-        return hungry_.load(std::memory_order_relaxed) == 0 && !idle_.hasSleepers();
+        return hungry_.load(std::memory_order_relaxed) == 0;
     }
 
     //! True when this thread is one of this scheduler's workers.
@@ -828,6 +844,8 @@ private:
     static constexpr int kWaitSpins = 1 << 10;
     static constexpr int kWaitYields = 64;
     static constexpr std::size_t kInjectionBatch = 32;
+    // Tried 2, 8 and 32 on the fine-grained suite (bench_tasks --grain fine):
+    // 2 was best (geometric-mean speedups 0.47, 0.44, 0.31).
     static constexpr std::size_t kLazyDepth = 2;
     static constexpr std::chrono::milliseconds kParkSlice{20};
     //! How long the pool must be idle before a burst's memory is freed:
@@ -850,7 +868,7 @@ private:
     WaitTable waiters_;  // threads waiting for something to finish (see waitUntil())
     std::atomic<bool> stopping_{false};
     alignas(64) std::atomic<int> searching_{0};  // workers spinning for work (see workerLoop)
-    std::atomic<int> hungry_{0};  // workers without work (see workerLoop)
+    std::atomic<int> hungry_{0};  // workers without work (see workerLoop, waitUntil)
     std::atomic<bool> paused_{false};
     std::atomic<int> outsideParticipants_{0};  // see outsideJoins()
     std::mutex resizeMutex_;
