@@ -257,7 +257,8 @@ public:
         // Only the service thread needs the clock (recursive waits are hot).
         auto lastService = service ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         // A worker that waits and finds no work is hungry as an idle one is
-        // (see prefersCallerRuns()): counted from its first failed search
+        // (see prefersCallerRuns()): counted after kHungrySpins failed
+        // searches (most joins end sooner: no shared counter to touch then)
         // until it finds work or returns.
         struct Hunger {
             std::atomic<int>& count;
@@ -283,7 +284,7 @@ public:
                     spins = 0;
                     continue;
                 }
-                hunger.set(true);
+                if (spins >= kHungrySpins) hunger.set(true);
             }
             if (service || bounded) {
                 auto now = std::chrono::steady_clock::now();
@@ -842,6 +843,7 @@ private:
 
     static constexpr std::chrono::microseconds kIdleSpin{50};
     static constexpr int kWaitSpins = 1 << 10;
+    static constexpr int kHungrySpins = 64;
     static constexpr int kWaitYields = 64;
     static constexpr std::size_t kInjectionBatch = 32;
     // Tried 2, 8 and 32 on the fine-grained suite (bench_tasks --grain fine):
