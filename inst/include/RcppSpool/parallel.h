@@ -69,7 +69,8 @@ auto async(F&& f, Args&&... args)
 //! - both (`std::launch::async | std::launch::deferred`) let the library
 //!   choose per call. Called on a worker of the pool that already has tasks
 //!   of its own queued (kLazyDepth, 2) while no worker is hungry (searching
-//!   for work or asleep), the call is deferred: it runs as a plain call in
+//!   for work, asleep for want of it, or waiting for a result with nothing
+//!   to help with), the call is deferred: it runs as a plain call in
 //!   get() or wait() (or wait_for()), or when the Future is destroyed, on the
 //!   thread that holds the Future; no work is lost. Otherwise (on any other
 //!   thread, or when a worker could take it) it is queued. Recursive code
