@@ -146,7 +146,7 @@ write_client <- function(dir, name, include = NULL) {
   pkg
 }
 
-# A copy of the installed headers with ABI version 2 and one member more at
+# A copy of the installed headers with the next ABI version and one member more at
 # the front of Scheduler and ThreadPool: what a package built against a later
 # release of RcppSpool has.
 other_version_headers <- function(dir) {
@@ -162,7 +162,11 @@ other_version_headers <- function(dir) {
     x[hit] <- paste(x[hit], to)
     writeLines(x, path)
   }
-  edit("abi.h", "#define RCPPSPOOL_ABI_VERSION 1", "\n#undef RCPPSPOOL_ABI_VERSION\n#define RCPPSPOOL_ABI_VERSION 2")
+  # The next ABI version after the installed headers' own.
+  abi <- grep("^#define RCPPSPOOL_ABI_VERSION [0-9]+", readLines(file.path(inc, "RcppSpool", "abi.h")), value = TRUE)[1]
+  current <- as.integer(sub("^#define RCPPSPOOL_ABI_VERSION ([0-9]+).*", "\\1", abi))
+  stopifnot(!is.na(current))
+  edit("abi.h", abi, paste0("\n#undef RCPPSPOOL_ABI_VERSION\n#define RCPPSPOOL_ABI_VERSION ", current + 1L))
   edit("engine/scheduler.h", "class Scheduler {", "\n    char addedInVersion2_[4096] = {};")
   edit("thread_pool.h", "class ThreadPool {", "\n    char addedInVersion2_[256] = {};")
   inc
@@ -282,12 +286,12 @@ test_that("a package built against headers of another ABI version keeps a runtim
     }, list(order), libpath = child_lib)
     expect_true(res$a$shared, info = paste(order, collapse = " then "))
     expect_false(res$v2$shared, info = paste(order, collapse = " then "))
-    expect_equal(res$v2$abi, 2)
+    expect_equal(res$v2$abi, res$own$abi + 1)
     expect_identical(res$a$pool, res$own$pool)
     expect_false(identical(res$v2$pool, res$own$pool))
     expect_gt(res$v2$workers, 0)
     expect_equal(res$sa, sum(as.numeric(0:49999)))
     expect_equal(res$sv, sum(as.numeric(0:49999)))
-    expect_true(any(grepl("ABI version 2", res$msgs)), info = paste(res$msgs, collapse = "\n"))
+    expect_true(any(grepl(paste("ABI version", res$own$abi + 1), res$msgs)), info = paste(res$msgs, collapse = "\n"))
   }
 })

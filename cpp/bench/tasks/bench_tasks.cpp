@@ -289,6 +289,15 @@ struct Cells {
     std::string shape(const std::string& p) const { return by.at(p).begin()->second->shape; }
 };
 
+//! A ratio in a column of `width`, or "-" when a method did not run.
+void printRatio(double ratio, int width)
+{
+    if (std::isnan(ratio))
+        std::printf(" %*s", width, "-");
+    else
+        std::printf(" %*.2f", width, ratio);
+}
+
 //! RcppSpool against oneTBB per program (one pass, one grain).
 void printRatios(const Cells& c)
 {
@@ -297,10 +306,14 @@ void printRatios(const Cells& c)
                 "TaskGroup/tbb", "cpu async", "cpu optional", "cpu TaskGroup");
     for (const std::string& p : c.order) {
         const double tbb = c.time(p, Method::tbb), tbbCpu = c.time(p, Method::tbb, true);
-        std::printf("%-10s %-22s %10.2f %13.2f %14.2f %10.2f %13.2f %14.2f\n", p.c_str(), c.shape(p).c_str(),
-                    c.time(p, Method::spoolAsync) / tbb, c.time(p, Method::spoolOptional) / tbb,
-                    c.time(p, Method::spoolGroup) / tbb, c.time(p, Method::spoolAsync, true) / tbbCpu,
-                    c.time(p, Method::spoolOptional, true) / tbbCpu, c.time(p, Method::spoolGroup, true) / tbbCpu);
+        std::printf("%-10s %-22s", p.c_str(), c.shape(p).c_str());
+        printRatio(c.time(p, Method::spoolAsync) / tbb, 10);
+        printRatio(c.time(p, Method::spoolOptional) / tbb, 13);
+        printRatio(c.time(p, Method::spoolGroup) / tbb, 14);
+        printRatio(c.time(p, Method::spoolAsync, true) / tbbCpu, 10);
+        printRatio(c.time(p, Method::spoolOptional, true) / tbbCpu, 13);
+        printRatio(c.time(p, Method::spoolGroup, true) / tbbCpu, 14);
+        std::printf("\n");
     }
 }
 
@@ -395,9 +408,10 @@ void printMallocSummary(const std::vector<Row>& rows, const std::vector<Grain>& 
             if (std::find(order.begin(), order.end(), p) == order.end()) order.push_back(p);
         for (const std::string& p : order) {
             std::printf("%-10s %-6s", p.c_str(), grainName(g));
-            for (Method m : {Method::spoolAsync, Method::spoolOptional, Method::spoolGroup})
-                std::printf(" %10.2f %10.2f", d.time(p, m) / d.time(p, Method::tbb),
-                            e.time(p, m) / e.time(p, Method::tbb));
+            for (Method m : {Method::spoolAsync, Method::spoolOptional, Method::spoolGroup}) {
+                printRatio(d.time(p, m) / d.time(p, Method::tbb), 10);
+                printRatio(e.time(p, m) / e.time(p, Method::tbb), 10);
+            }
             std::printf("\n");
         }
     }
