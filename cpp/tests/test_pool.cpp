@@ -551,29 +551,38 @@ TEST(OptionalAsync, ACallThatAnIdleWorkerCouldTakeIsQueued)
 
 // Fine-grained recursion: a call per node of fib, no cutoff. Right result,
 // it spreads over both workers, and most calls are plain calls, not tasks.
+// (A plain function: a std::function is 48 bytes with libc++, and a callable
+// that does not fit in a Future's 48 bytes is always queued.)
+namespace optional_async {
+std::mutex threadsMutex;
+std::set<std::thread::id> threads;  // the threads that ran fib(12)
+
+long fib(int n)
+{
+    if (n < 2) return n;
+    if (n == 12) {
+        std::lock_guard<std::mutex> lk(threadsMutex);
+        threads.insert(std::this_thread::get_id());
+    }
+    auto x = RcppSpool::async(std::launch::async | std::launch::deferred, fib, n - 1);
+    long y = fib(n - 2);
+    return x.get() + y;
+}
+}  // namespace optional_async
+
 TEST(OptionalAsync, FineGrainedRecursionSpreadsWithFewTasks)
 {
     auto& pool = RcppSpool::ThreadPool::globalInstance();
     pool.setNumThreads(2);
-    std::mutex m;
-    std::set<std::thread::id> threads;
-    std::function<long(int)> fib = [&](int n) -> long {
-        if (n < 2) return n;
-        if (n == 12) {
-            std::lock_guard<std::mutex> lk(m);
-            threads.insert(std::this_thread::get_id());
-        }
-        auto x = RcppSpool::async(std::launch::async | std::launch::deferred, fib, n - 1);
-        long y = fib(n - 2);
-        return x.get() + y;
-    };
+    optional_async::threads.clear();
     const std::size_t before = pool.scheduler().tasksPushed();
-    EXPECT_EQ(RcppSpool::async(std::launch::async, fib, 27).get(), 196418);
+    EXPECT_EQ(RcppSpool::async(std::launch::async, optional_async::fib, 27).get(), 196418);
     const std::size_t tasks = pool.scheduler().tasksPushed() - before;
     const long calls = 317810;  // fib(27)'s calls with n >= 2
-    std::printf("fib(27): %zu tasks queued for %ld spawns; %zu threads ran n = 12\n", tasks, calls, threads.size());
+    std::printf("fib(27): %zu tasks queued for %ld spawns; %zu threads ran n = 12\n", tasks, calls,
+                optional_async::threads.size());
     EXPECT_LT(tasks, static_cast<std::size_t>(calls / 4));
-    EXPECT_EQ(threads.size(), 2u);
+    EXPECT_EQ(optional_async::threads.size(), 2u);
 }
 
 TEST(BlockCache, ReusesBlocksOfAClassAndKeepsAtMostItsShare)
