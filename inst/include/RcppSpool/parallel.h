@@ -75,8 +75,8 @@ auto async(F&& f, Args&&... args)
 //!   thread that holds the Future; no work is lost. Otherwise (on any other
 //!   thread, or when a worker could take it) it is queued. Recursive code
 //!   (fib, quicksort, branch and bound) thus costs about a plain call per
-//!   spawn once every worker is busy, and still spreads: thieves take the
-//!   oldest, biggest tasks. A loop that spawns many calls from one task keeps
+//!   spawn once every worker is busy, and still spreads: a hungry worker
+//!   gets the next spawn. A loop that spawns many calls from one task keeps
 //!   most of them on that task's thread: use TaskGroup, parallelFor or
 //!   `std::launch::async` there. Callables larger than 48 bytes are queued.
 template <class F, class... Args>

@@ -514,10 +514,13 @@ public:
     //! queued: the thread is a worker of this pool that already has
     //! kLazyDepth tasks of its own queued, and no worker is hungry (none
     //! searches for work, sleeps for want of it, is on its way back from
-    //! sleep, or waits for a result without finding work to help with). Thieves take the oldest tasks, the
-    //! biggest in recursive code, so a recursion still spreads while most of
-    //! its calls stay plain calls. Without workers (or in a forked child)
-    //! work runs on the caller anyway.
+    //! sleep, or waits for a result without finding work to help with). A
+    //! hungry worker thus always gets the next spawn, so a recursion spreads
+    //! while most of its calls stay plain calls. The limit: what a thief
+    //! finds is recent, small work; the big pending calls sit in deferred
+    //! calls on the caller's stack (unbalanced trees such as uts lose by
+    //! it). Without workers (or in a forked child) work runs on the caller
+    //! anyway.
     bool prefersCallerRuns() const noexcept
     {
         if (inlineMode()) return true;
