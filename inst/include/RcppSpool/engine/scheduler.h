@@ -260,17 +260,7 @@ public:
         // (see prefersCallerRuns()): counted after kHungrySpins failed
         // searches (most joins end sooner: no shared counter to touch then)
         // until it finds work or returns.
-        struct Hunger {
-            std::atomic<int>& count;
-            bool on = false;
-            void set(bool now)
-            {
-                if (now == on) return;
-                on = now;
-                count.fetch_add(now ? 1 : -1, std::memory_order_relaxed);
-            }
-            ~Hunger() { set(false); }
-        } hunger{hungry_};
+        HungerMark hunger{hungry_};
         for (int spins = 0;; ++spins) {
             if (done()) {
                 if (!w) trimOutside();
@@ -776,15 +766,10 @@ private:
         // Counted in hungry_ from the moment a worker finds no work until it
         // finds some (searching, asleep, or woken and on its way), but not
         // while it stands aside: see prefersCallerRuns().
-        bool hungry = false;
-        auto setHungry = [&](bool now) {
-            if (now == hungry) return;
-            hungry = now;
-            hungry_.fetch_add(now ? 1 : -1, std::memory_order_relaxed);
-        };
+        HungerMark hunger{hungry_};
         while (!stopping_.load(std::memory_order_relaxed)) {
             if (standsAside(w)) {
-                setHungry(false);
+                hunger.set(false);
                 // We may have been woken for work we may not take now: pass
                 // the wake-up on to a worker that may.
                 if (hasVisibleWork()) idle_.notifyOne();
@@ -797,13 +782,13 @@ private:
                 // gave up (or stood aside) it woke one sleeper, maybe for
                 // several tasks. So whoever comes back from sleep to work
                 // wakes the next if more is waiting (chained, as searchers do).
-                setHungry(false);
+                hunger.set(false);
                 if (std::exchange(woke, false) && hasVisibleWork()) idle_.notifyOne();
                 execute(t);
                 continue;
             }
             woke = false;
-            setHungry(true);
+            hunger.set(true);
             // Search briefly: back-to-back loops and tasks arrive within
             // microseconds, and a futex wake-up costs more than that. Yield
             // while spinning, so that on a machine with as many workers as
@@ -825,7 +810,7 @@ private:
             }
             const bool lastSearcher = searching_.fetch_sub(1, std::memory_order_seq_cst) == 1;
             if (found) {
-                setHungry(false);
+                hunger.set(false);
                 if (lastSearcher && hasVisibleWork()) idle_.notifyOne();
                 execute(t);
                 continue;
@@ -840,9 +825,23 @@ private:
                        [&](int asleep) { return releaseIdleMemory(garbage, asleep); });
             woke = true;
         }
-        setHungry(false);
+        hunger.set(false);  // before the thread is no longer a worker
         workerTls() = WorkerTls{};
     }
+
+    //! One thread's mark in hungry_ (see prefersCallerRuns()): counted once
+    //! while set, and taken out on every way out.
+    struct HungerMark {
+        std::atomic<int>& count;
+        bool on = false;
+        void set(bool now)
+        {
+            if (now == on) return;
+            on = now;
+            count.fetch_add(now ? 1 : -1, std::memory_order_relaxed);
+        }
+        ~HungerMark() { set(false); }
+    };
 
     static constexpr std::chrono::microseconds kIdleSpin{50};
     static constexpr int kWaitSpins = 1 << 10;
