@@ -519,6 +519,9 @@ public:
         return hungry_.load(std::memory_order_relaxed) == 0;
     }
 
+    //! Workers counted hungry now (see prefersCallerRuns(); for tests).
+    int hungryWorkers() const noexcept { return hungry_.load(std::memory_order_relaxed); }
+
     //! True when this thread is one of this scheduler's workers.
     bool isOwnWorker() const { return currentWorker() != nullptr; }
 
@@ -688,13 +691,23 @@ private:
         stopping_.store(false, std::memory_order_seq_cst);
         workers_.reset(new std::unique_ptr<Worker>[n]);
         workerCount_.store(n, std::memory_order_seq_cst);
+        // A worker is hungry from the start: until its thread runs (which
+        // can take milliseconds on a busy machine) a spawn must not be
+        // deferred for want of a hungry worker (its HungerMark adopts this).
+        hungry_.fetch_add(static_cast<int>(n), std::memory_order_relaxed);
         for (std::size_t i = 0; i < n; ++i) {
             workers_[i].reset(new Worker);
             workers_[i]->index = i;
             workers_[i]->rng = 0x9E3779B97F4A7C15ull * (i + 1);
         }
-        for (std::size_t i = 0; i < n; ++i)
-            workers_[i]->thread = std::thread([this, i] { workerLoop(*workers_[i]); });
+        for (std::size_t i = 0; i < n; ++i) {
+            try {
+                workers_[i]->thread = std::thread([this, i] { workerLoop(*workers_[i]); });
+            } catch (...) {
+                hungry_.fetch_sub(static_cast<int>(n - i), std::memory_order_relaxed);  // never ran
+                throw;
+            }
+        }
     }
 
     void stopWorkers()
@@ -763,10 +776,11 @@ private:
         workerTls() = WorkerTls{this, &w};
         Task t;
         bool woke = false;  // back from sleep: see below
-        // Counted in hungry_ from the moment a worker finds no work until it
-        // finds some (searching, asleep, or woken and on its way), but not
-        // while it stands aside: see prefersCallerRuns().
-        HungerMark hunger{hungry_};
+        // Counted in hungry_ from its start (see start()) and from the moment
+        // it finds no work until it finds some (searching, asleep, or woken
+        // and on its way), but not while it stands aside: see
+        // prefersCallerRuns().
+        HungerMark hunger{hungry_, true};
         while (!stopping_.load(std::memory_order_relaxed)) {
             if (standsAside(w)) {
                 hunger.set(false);
@@ -833,7 +847,7 @@ private:
     //! while set, and taken out on every way out.
     struct HungerMark {
         std::atomic<int>& count;
-        bool on = false;
+        bool on = false;  //!< true: adopts a mark already counted
         void set(bool now)
         {
             if (now == on) return;
