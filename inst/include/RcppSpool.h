@@ -5,6 +5,7 @@
 // The API contract: ThreadPool, parallelFor/parallelForEach, push/pushReturn/
 // async/wait, parallelReduce, TaskGroup, Future, Thread, Rcout/Rcerr,
 // checkUserInterrupt/isInterrupted, ProgressCounter/ProgressBar,
+// PerThread/thisThreadIndex,
 // availableCores/defaultThreads.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include "RcppSpool/future.h"
 #include "RcppSpool/interrupt.h"
 #include "RcppSpool/parallel.h"
+#include "RcppSpool/per_thread.h"
 #include "RcppSpool/progress.h"
 #include "RcppSpool/rcppthread_names.h"
 #include "RcppSpool/reduce.h"

@@ -23,6 +23,17 @@ inline namespace RCPPSPOOL_ABI {
 //! are skipped). Split adaptively; nBatches > 0 bounds the split: no piece
 //! gets smaller than (end - begin) / nBatches. nThreads 0 or 1 runs serially
 //! on the caller. Nested calls (from inside `f`) work and help.
+//!
+//! `f` may instead be a range body, `f(b, e)` with b, e of type ptrdiff_t
+//! (or convertible from it), called once per chunk [b, e): set-up hoisted
+//! out of the inner loop, an inner loop the compiler can vectorise. The
+//! chunks are the same as for an index body (claimed in order, sized
+//! adaptively, bounded by nBatches); cancellation and interrupts are checked
+//! between chunks. A callable that accepts both forms is called with ranges.
+//!
+//!     RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t b, std::ptrdiff_t e) {
+//!         for (std::ptrdiff_t i = b; i < e; ++i) y[i] = a * x[i] + y[i];
+//!     });
 template <class F>
 void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F&& f, std::size_t nThreads = defaultThreads(),
                  std::size_t nBatches = 0)

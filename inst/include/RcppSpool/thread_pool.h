@@ -148,6 +148,7 @@ public:
     //! Runs `f(i)` for i in [begin, end) on the pool's workers; returns at
     //! once, wait() ends it. `f` is copied (moved if an rvalue). nBatches > 0
     //! bounds the split: no piece is smaller than (end - begin) / nBatches.
+    //! `f` may be a range body `f(b, e)`, as for RcppSpool::parallelFor().
     template <class F>
     void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F&& f, std::size_t nBatches = 0)
     {

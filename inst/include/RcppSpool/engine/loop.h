@@ -190,7 +190,14 @@ private:
     const std::ptrdiff_t minChunk_;
 };
 
-//! A loop calling `f(i)` for each index.
+//! True when `F` is a range body, called as f(begin, end) once per chunk;
+//! otherwise it is an index body, called as f(i) for each index. A callable
+//! that takes both forms is used as a range body.
+template <class F>
+inline constexpr bool isRangeBody = std::is_invocable_v<F&, std::ptrdiff_t, std::ptrdiff_t>;
+
+//! A loop calling `f(b, e)` for each chunk [b, e) it is cut into (a range
+//! body), or `f(i)` for each index.
 template <class F>
 class IndexLoop : public LoopBase {
 public:
@@ -203,7 +210,11 @@ public:
 protected:
     void runRange(std::ptrdiff_t b, std::ptrdiff_t e) override
     {
-        for (std::ptrdiff_t i = b; i < e; ++i) f_(i);
+        if constexpr (isRangeBody<F>) {
+            f_(b, e);
+        } else {
+            for (std::ptrdiff_t i = b; i < e; ++i) f_(i);
+        }
     }
 
 private:
@@ -248,7 +259,8 @@ inline void endBlockingCall(std::exception_ptr error)
     if (error) std::rethrow_exception(error);
 }
 
-//! Runs `f(i)` for i in [begin, end) on the calling thread and up to
+//! Runs `f(i)` for i in [begin, end) (or `f(b, e)` for the chunks [b, e)
+//! the range is cut into: see isRangeBody) on the calling thread and up to
 //! `nThreads - 1` workers of `s`, and returns when all iterations are done.
 //! Rethrows the first exception of `f`; throws UserInterruptException when
 //! the host reported an interrupt.

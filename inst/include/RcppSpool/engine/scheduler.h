@@ -522,6 +522,14 @@ public:
     //! Workers counted hungry now (see prefersCallerRuns(); for tests).
     int hungryWorkers() const noexcept { return hungry_.load(std::memory_order_relaxed); }
 
+    //! The current thread's index among the workers of the pool it serves
+    //! (0 to numWorkers() - 1), or -1 on a thread that is no pool's worker.
+    static std::ptrdiff_t currentWorkerIndex() noexcept
+    {
+        const Worker* w = workerTls().worker;
+        return w ? static_cast<std::ptrdiff_t>(w->index) : -1;
+    }
+
     //! True when this thread is one of this scheduler's workers.
     bool isOwnWorker() const { return currentWorker() != nullptr; }
 
