@@ -4,7 +4,7 @@
 #               and the C++ suites with clang++/libc++, g++ -std=c++20 and mingw-w64
 #               (Windows .exe under wine), each with warnings as errors
 #   make test-toolchains  only that last part: the three extra toolchains
-#   make bench  the engine benchmark (P1-P5) and the task-parallel suite, against
+#   make bench  the engine benchmark (P1-P6) and the task-parallel suite, against
 #               oneTBB, OpenMP, std::async and serial
 #   make bench-full  the full R benchmark() (vignette data, README figures)
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
