@@ -5,7 +5,7 @@
 // The API contract: ThreadPool, parallelFor/parallelForEach, push/pushReturn/
 // async/wait, parallelReduce, TaskGroup, Future, Thread, Rcout/Rcerr,
 // checkUserInterrupt/isInterrupted, ProgressCounter/ProgressBar,
-// PerThread/thisThreadIndex,
+// PerThread/thisThreadIndex, onMainThread, Rng/rngSeed (random streams per index),
 // availableCores/defaultThreads.
 #pragma once
 
@@ -18,9 +18,11 @@
 #include "RcppSpool/cores.h"
 #include "RcppSpool/future.h"
 #include "RcppSpool/interrupt.h"
+#include "RcppSpool/on_main_thread.h"
 #include "RcppSpool/parallel.h"
 #include "RcppSpool/per_thread.h"
 #include "RcppSpool/progress.h"
+#include "RcppSpool/random.h"
 #include "RcppSpool/rcppthread_names.h"
 #include "RcppSpool/reduce.h"
 #include "RcppSpool/rmatrix.h"
