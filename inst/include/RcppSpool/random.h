@@ -146,8 +146,9 @@ constexpr std::uint64_t mulHi(std::uint64_t a, std::uint64_t b) noexcept
 //! makes one Rng per index gives the same results for any number of threads
 //! (and any order). Streams of distinct indices (or seeds) are distinct
 //! blocks of the same bijection; each holds 2^65 numbers. An Rng is a small
-//! value (64 bytes, no allocation): make it in the loop body, or keep one per
-//! index; do not share one between threads without a lock.
+//! value (56 bytes on 64-bit platforms, no allocation): make it in the loop
+//! body, or keep one per index; do not share one between threads without a
+//! lock.
 //!
 //! The numbers: operator() gives 64 bits; block n of stream i is
 //! philox4x32_10({n_lo, n_hi, i_lo, i_hi}, {seed_lo, seed_hi}) = {w0, w1, w2, w3},
