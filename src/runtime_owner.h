@@ -33,6 +33,8 @@ void* state(int slot)
     case rt::Slot::mainLineOpen: return rt::state<rs::host::MainLines, rt::Slot::mainLineOpen>();
     case rt::Slot::progress: return rt::state<rs::progress_detail::RegistryHolder, rt::Slot::progress>();
     case rt::Slot::settings: return &rs::detail::settingsCache();
+    case rt::Slot::serviceRequests: return &rs::engine::serviceRequests();
+    case rt::Slot::mainCalls: return &rs::host::mainCalls();
     case rt::Slot::count: break;
     }
     return nullptr;

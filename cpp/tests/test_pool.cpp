@@ -962,3 +962,28 @@ TEST(Future, ReferenceResults)
     auto g = RcppSpool::async([]() -> const int& { return shared; });
     EXPECT_EQ(&g.get(), &shared);
 }
+
+// Without R there is no main thread to serve: onMainThread runs f at once,
+// on the calling thread, with async()'s argument rules and error handling.
+TEST(OnMainThread, WithoutRRunsAtOnceOnTheCallingThread)
+{
+    auto here = RcppSpool::onMainThread([](int a, int b) { return std::make_pair(a + b, std::this_thread::get_id()); },
+                                        2, 3)
+                    .get();
+    EXPECT_EQ(here.first, 5);
+    EXPECT_EQ(here.second, std::this_thread::get_id());
+    std::atomic<int> ran{0};
+    RcppSpool::parallelFor(0, 100, [&](std::ptrdiff_t i) {
+        auto tid = RcppSpool::onMainThread([&] {
+                       ++ran;
+                       return std::this_thread::get_id();
+                   }).get();
+        EXPECT_EQ(tid, std::this_thread::get_id());
+        if (i == 50) {
+            EXPECT_THROW(RcppSpool::onMainThread([] { throw std::invalid_argument("x"); }).get(),
+                         std::invalid_argument);
+        }
+    });
+    EXPECT_EQ(ran.load(), 100);
+    RcppSpool::onMainThread([] {}).get();  // void
+}

@@ -38,6 +38,16 @@ public:
     template <class F>
     void run(F& f) noexcept
     {
+        compute(f);
+        markReady();
+    }
+
+    //! Runs `f` and keeps its result or exception, without completing:
+    //! complete() (or fail()) does that. For a caller that may replace the
+    //! exception first (see onMainThread()).
+    template <class F>
+    void compute(F& f) noexcept
+    {
         try {
             if constexpr (std::is_void<T>::value) {
                 f();
@@ -51,8 +61,11 @@ public:
         } catch (...) {
             error_ = std::current_exception();
         }
-        markReady();
     }
+    //! Completes after compute().
+    void complete() noexcept { markReady(); }
+    //! The exception compute() kept, if any.
+    const std::exception_ptr& error() const noexcept { return error_; }
 
     //! The task was dropped before it ran (pool destroyed, interrupt, error elsewhere).
     void cancel() noexcept
@@ -66,6 +79,13 @@ public:
         } catch (...) {
             error_ = std::current_exception();
         }
+        markReady();
+    }
+
+    //! Completes with `error` instead of a result.
+    void fail(std::exception_ptr error) noexcept
+    {
+        error_ = std::move(error);
         markReady();
     }
 

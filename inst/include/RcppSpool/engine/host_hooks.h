@@ -6,6 +6,7 @@
 #include <atomic>
 #include <exception>
 
+#include "parking.h"
 #include "runtime.h"
 
 namespace RcppSpool {
@@ -37,6 +38,31 @@ inline bool onServiceThread() noexcept
     auto f = hostHooks().isServiceThread;
     return f && f();
 }
+
+//! Work that wants the service thread soon, sooner than its next periodic
+//! service (a call a worker hands to R's main thread): a flag the service
+//! thread checks while it waits or runs loop chunks, and where it sleeps so
+//! that a request wakes it. Process-wide: the service thread may be waiting
+//! in any pool.
+struct ServiceRequests {
+    std::atomic<bool> pending{false};
+    SleepList sleepers;  //!< the service thread, while it sleeps in a wait
+};
+RCPPSPOOL_HIDDEN inline ServiceRequests& serviceRequests() noexcept
+{
+    static ServiceRequests* const r = runtime::state<ServiceRequests, runtime::Slot::serviceRequests>();
+    return *r;
+}
+//! Asks the service thread to call `service` soon, and wakes it if it sleeps.
+inline void requestService() noexcept
+{
+    auto& r = serviceRequests();
+    r.pending.store(true, std::memory_order_seq_cst);
+    fenceAfterChange();
+    r.sleepers.wakeAll();
+}
+//! True while a request waits (cleared by the host's service when it starts).
+inline bool serviceRequested() noexcept { return serviceRequests().pending.load(std::memory_order_relaxed); }
 
 //! Set by the host when the user asked to stop. Loops stop at their next
 //! chunk, queued tasks are dropped, and the waiting call throws.

@@ -167,7 +167,7 @@ private:
             complete(e - b);
             const auto t1 = std::chrono::steady_clock::now();
             if (t1 - t0 < std::chrono::microseconds(20) && grain < (std::ptrdiff_t(1) << 40)) grain *= 2;
-            if (service && t1 - lastService >= Scheduler::kServicePeriod) {
+            if (service && (t1 - lastService >= Scheduler::kServicePeriod || serviceRequested())) {
                 hostHooks().service();
                 lastService = std::chrono::steady_clock::now();
             }

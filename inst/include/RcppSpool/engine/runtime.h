@@ -38,6 +38,8 @@ enum class Slot : int {
     mainLineOpen,    //!< bool[2] (R host)
     progress,        //!< progress_detail::Registry (R host)
     settings,        //!< detail::SettingsCache
+    serviceRequests, //!< engine::ServiceRequests (since ABI 3)
+    mainCalls,       //!< host::MainCallQueue (R host; since ABI 3)
     count
 };
 

@@ -279,7 +279,7 @@ public:
             if (service || bounded) {
                 auto now = std::chrono::steady_clock::now();
                 if (bounded && now >= deadline) return done();
-                if (service && now - lastService >= kServicePeriod) {
+                if (service && (now - lastService >= kServicePeriod || serviceRequested())) {
                     hostHooks().service();
                     lastService = std::chrono::steady_clock::now();
                     continue;
@@ -603,20 +603,26 @@ private:
 
     //! One sleep of waitUntil(): until `key` completes, `slice` passes, or,
     //! on a worker, new work arrives (the worker also sleeps among the idle
-    //! workers, so that a push wakes it). A worker woken for work that finds
-    //! its wait over passes the wake-up on.
+    //! workers, so that a push wakes it), or, on the host's service thread,
+    //! a service request (requestService()). A worker woken for work that
+    //! finds its wait over passes the wake-up on.
     template <class Done>
     void sleepUntilDone(const void* key, Done& done, bool worker, std::chrono::nanoseconds slice)
     {
         Sleeper me;
         SleepNode forKey{&me, key};
         SleepNode forWork{&me};
+        SleepNode forService{&me};  // the service thread (never a worker): see requestService()
+        const bool service = onServiceThread();
         waiters_.add(forKey);
         bool ready = done() || (worker && idle_.enlist(forWork, [&] { return done() || hasVisibleWork(); }));
+        if (!ready && service)
+            ready = serviceRequests().sleepers.enlist(forService, [&] { return done() || serviceRequested(); });
         if (!ready) {
             me.sleep(slice);
             const bool wokenForWork = worker && !idle_.delist(forWork);
             if (wokenForWork && done() && hasVisibleWork()) idle_.notifyOne();
+            if (service) serviceRequests().sleepers.delist(forService);
         }
         waiters_.remove(forKey);
     }

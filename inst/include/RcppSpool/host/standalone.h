@@ -3,6 +3,7 @@
 
 #include "../abi.h"
 
+#include <exception>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -34,6 +35,18 @@ inline void deliverLines(Stream s, const std::string& lines) { write(s, lines); 
 
 //! Nothing to release: text is written as it completes.
 inline void releaseOutput() {}
+
+//! Without R there is no unwind to resume.
+inline void resumeUnwind(const std::exception_ptr&) {}
+
+//! How a guarded call ended (in R, an R error or an interrupt may end it).
+enum class GuardedEnd { returned, rError, interrupted };
+//! Without R nothing can jump out of `body`: it is simply called.
+inline GuardedEnd callGuarded(void (*body)(void*), void* data, std::string&)
+{
+    body(data);
+    return GuardedEnd::returned;
+}
 
 }  // namespace host
 
