@@ -53,6 +53,9 @@
 #'     tasks. Only where R's C++ compiler supports OpenMP.}
 #'   \item{`RcppParallel`}{`RcppParallel::parallelFor()` with a grain size of
 #'     1 and `numThreads = threads`; fib uses `tbb::task_group`.}
+#'   \item{`RcppSpool (RcppParallel API)`}{the same loop code (a `Worker`,
+#'     `parallelFor(0, n, worker, 1, threads)`) compiled against RcppSpool's
+#'     compatibility header `RcppSpool/RcppParallel.h` (loops only).}
 #'   \item{`RcppThread parallelFor`, `RcppThread ThreadPool`}{as the
 #'     RcppSpool ones. RcppThread does not run nested loops (its `wait()`
 #'     called from a worker returns at once, before the inner loop is done)
@@ -268,7 +271,7 @@ benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads =
 
 bench_loop_methods <- c("serial", "RcppSpool parallelFor", "RcppSpool ThreadPool", "RcppSpool async",
                         "std::thread", "std::async", "OpenMP", "OpenMP dynamic", "RcppParallel",
-                        "RcppThread parallelFor", "RcppThread ThreadPool")
+                        "RcppSpool (RcppParallel API)", "RcppThread parallelFor", "RcppThread ThreadPool")
 
 # Workloads in the order of the output: sizes (quick, full), d, methods, and
 # the largest size each method runs at (Inf: no limit).
@@ -288,7 +291,7 @@ bench_workloads <- function() {
     fork_join = list(quick = c(2, 16, 128), full = c(2, 4, 16, 64, 256, 1024), methods = bench_loop_methods),
     nested_loops = list(quick = c(10, 30, 100), full = c(10, 30, 100, 300),
                         methods = c("serial", "RcppSpool parallelFor", "RcppSpool ThreadPool", "RcppSpool async",
-                                    "OpenMP", "RcppParallel")),
+                                    "OpenMP", "RcppParallel", "RcppSpool (RcppParallel API)")),
     fib = list(quick = c(10, 15, 20, 25), full = c(10, 15, 20, 25, 30),
                methods = c("serial", "RcppSpool async", "std::async", "OpenMP", "RcppParallel"),
                limit = c("std::async" = 15))
@@ -612,6 +615,7 @@ bench_styles <- function(methods) {
     "OpenMP" = list("#009E73", 1, 5),
     "OpenMP dynamic" = list("#009E73", 2, 9),
     "RcppParallel" = list("#7B3294", 1, 6),
+    "RcppSpool (RcppParallel API)" = list("#7B3294", 2, 16),
     "RcppThread parallelFor" = list("#777777", 1, 3),
     "RcppThread ThreadPool" = list("#777777", 2, 4),
     "RcppThread Thread" = list("#777777", 1, 3),

@@ -22,6 +22,7 @@
 #include <Rcpp.h>
 
 #include <RcppSpool.h>
+#include <RcppSpool/RcppParallel.h>
 
 #include <chrono>
 #include <exception>
@@ -60,6 +61,26 @@ struct SpoolForLoop {
     void operator()(std::ptrdiff_t n, B&& body) const
     {
         RcppSpool::parallelFor(0, n, body, threads);
+    }
+};
+
+// The "RcppSpool (RcppParallel API)" method: rcppparallel.cpp's loop, a
+// Worker and parallelFor(0, n, worker, 1, threads), compiled against
+// RcppSpool's compatibility header instead of RcppParallel.
+struct SpoolRcppParallelLoop {
+    int threads;
+    template <class B>
+    void operator()(std::ptrdiff_t n, B&& body) const
+    {
+        struct Body : public RcppSpool::RcppParallel::Worker {
+            B& body;
+            explicit Body(B& b) : body(b) {}
+            void operator()(std::size_t begin, std::size_t end) override
+            {
+                for (std::size_t i = begin; i < end; ++i) body(static_cast<std::ptrdiff_t>(i));
+            }
+        } worker(body);
+        RcppSpool::RcppParallel::parallelFor(0, static_cast<std::size_t>(n), worker, 1, threads);
     }
 };
 
@@ -307,6 +328,8 @@ Rcpp::NumericVector bench_rcppspool(std::string workload, std::string method, do
         m = loopWorkload(workload, n, d, k, SpoolPoolLoop{&poolWith(nt)});
     } else if (method == "RcppSpool async") {
         m = loopWorkload(workload, n, d, k, SpoolAsyncLoop{});
+    } else if (method == "RcppSpool (RcppParallel API)") {
+        m = loopWorkload(workload, n, d, k, SpoolRcppParallelLoop{static_cast<int>(nt)});
     } else if (method == "std::thread") {
         m = loopWorkload(workload, n, d, k, StdThreadLoop{nt});
     } else if (method == "std::async") {

@@ -79,10 +79,11 @@ test_that("the RcppParallel and RcppThread workloads compile and agree with seri
   skip_if_not_installed("RcppParallel")
   skip_if_not_installed("RcppThread")
   res <- benchmark(workloads = c("kendall", "empty_jobs", "thread_create", "interrupt_check", "fib"),
-                   methods = c("RcppParallel", "RcppThread parallelFor", "RcppThread ThreadPool",
-                               "RcppThread Thread", "RcppThread main thread", "RcppThread worker thread"),
+                   methods = c("RcppParallel", "RcppSpool (RcppParallel API)", "RcppThread parallelFor",
+                               "RcppThread ThreadPool", "RcppThread Thread", "RcppThread main thread",
+                               "RcppThread worker thread"),
                    sizes = tiny_sizes, threads = 2, reps = 1, progress = FALSE)
-  expect_true(all(c("RcppParallel", "RcppThread parallelFor", "RcppThread ThreadPool", "RcppThread Thread",
+  expect_true(all(c("RcppParallel", "RcppSpool (RcppParallel API)", "RcppThread parallelFor", "RcppThread ThreadPool", "RcppThread Thread",
                     "RcppThread main thread", "RcppThread worker thread") %in% res$method))
   expect_true(all(is.finite(res$time)))
   expect_true(all(res$correct[res$workload %in% c("kendall", "fib")]))
