@@ -279,6 +279,43 @@ test_that("the elapsed time is shown on request", {
                                  "\rComputing: 100% (done in 0s)                         \n"))
 })
 
+test_that("progress through cli: one cli bar driven from workers, by option or useCli(); the default text unchanged", {
+  skip_if_not_installed("processx")
+  skip_if_not_installed("cli")
+  r <- progress_run(c(
+    "library(RcppSpool)",
+    # cli's non-dynamic output (as in a log or knitr), shown from the start,
+    # updated every 20 ms (cli's own rate there is every 3 s).
+    "options(cli.dynamic = FALSE, cli.progress_show_after = 0)",
+    "cli:::cli_tick_set(20)",
+    "demo <- spoolTests::.spool_progress_demo",
+    "cat('@@option@@\n'); message('@@option@@')",
+    "options(RcppSpool.progress = 'cli')",
+    "invisible(demo(60L, 5, 2L, 1, 'bar', 'out', 'loop', 'Fitting: '))",
+    "cat('@@method@@\n'); message('@@method@@')",
+    "options(RcppSpool.progress = NULL)",
+    "invisible(demo(60L, 5, 2L, 1, 'counter', 'out', 'loop', '', FALSE, TRUE))",
+    "cat('@@worker_owned@@\n'); message('@@worker_owned@@')",
+    "invisible(demo(60L, 5, 2L, 1, 'counter', 'out', 'worker_owned', '', FALSE, TRUE))",
+    "cat('@@default@@\n'); message('@@default@@')",
+    "invisible(demo(4L, 0, 2L, 1, 'counter', 'out', 'loop'))"
+  ))
+  expect_equal(r$status, 0, info = r$err)
+  out <- progress_cases(r$out)
+  err <- progress_cases(r$err)
+  # cli draws on stderr (its default outside the console), RcppThread's text not at all.
+  expect_identical(unname(out[c("option", "method")]), c("", ""))
+  expect_match(err[["option"]], "Fitting [^\n]*100%")
+  expect_match(err[["method"]], "Computing [^\n]*100%")
+  expect_false(grepl("Computing: ", err[["method"]], fixed = TRUE))
+  # Made, ticked and destroyed on a worker: the main thread finishes its bar.
+  expect_match(err[["worker_owned"]], "Computing [^\n]*100%")
+  expect_identical(unname(out["worker_owned"]), "[joined]\n")
+  # Without the option, RcppThread's text as before.
+  expect_identical(unname(out["default"]), counter_done)
+  expect_identical(err[["default"]], "")
+})
+
 test_that("an increment costs a few nanoseconds on the main thread and on workers", {
   best <- c(main = Inf, worker = Inf)
   for (i in 1:3) best <- pmin(best, spool_tests()$.spool_progress_cost(2e6L))

@@ -29,6 +29,14 @@
 // call setShowElapsed() to add the elapsed time. Nothing is drawn before the
 // first increment, and an object destroyed before its count completes (an
 // error, an interrupt) draws no final line, as with RcppThread.
+//
+// In R, progress can look like R's own instead: with useCli() (or
+// options(RcppSpool.progress = "cli") when the object is made on the main
+// thread) and the cli package installed, the main thread drives one cli
+// progress bar (cli::cli_progress_bar()) per object, updated at most every
+// 50 ms, which cli draws by its own rules and options (RStudio, knitr,
+// progressr handlers, cli.progress_show_after: nothing for the first 2 s by
+// default). Classes that override printProgress() keep their own text.
 #pragma once
 
 #include "abi.h"
@@ -40,6 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -47,6 +56,10 @@
 #include <vector>
 
 #include "output.h"
+#ifndef RCPPSPOOL_STANDALONE
+#include "host/cli_progress.h"
+#include "host/main_calls.h"
+#endif
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -214,6 +227,10 @@ public:
     {
 #ifndef RCPPSPOOL_STANDALONE
         progress_detail::registry().remove(this);
+        if (cli_.load(std::memory_order_relaxed)) {
+            finishCli();
+            return;
+        }
 #endif
         try {
             std::lock_guard<std::mutex> lk(drawMutex_);
@@ -243,6 +260,12 @@ public:
         if (isDone_.load(std::memory_order_relaxed)) return;
         const std::size_t c = it_.load(std::memory_order_acquire);
         const bool final = c >= numIt_;
+#ifndef RCPPSPOOL_STANDALONE
+        if (drawWithCli(c, final)) {
+            if (final) isDone_.store(true, std::memory_order_relaxed);
+            return;
+        }
+#endif
         std::string text = render(c, final, progress_detail::preciseNowNs());
         if (final) isDone_.store(true, std::memory_order_relaxed);
         emit(text);
@@ -273,6 +296,22 @@ public:
     //! Adds the elapsed time to every line: "37%  (1s elapsed, ~2s remaining)"
     //! and "100% (done in 3s)". Off by default, where the text is RcppThread's.
     void setShowElapsed(bool on = true) noexcept { showElapsed_.store(on, std::memory_order_relaxed); }
+    //! Draws through a progress bar of R's cli package instead of
+    //! RcppThread's text (see the file's comment): from the next draw, if cli
+    //! is installed (else, or if cli fails, the text as before). The bar's
+    //! name is the message ("Computing"). Without R it does nothing. Also set
+    //! by options(RcppSpool.progress = "cli") for objects made on R's main
+    //! thread.
+    void useCli(bool on = true) noexcept
+    {
+#ifndef RCPPSPOOL_STANDALONE
+        cli_.store(on, std::memory_order_relaxed);
+        if (on) nextDrawNs_.store(std::min(nextDrawNs_.load(std::memory_order_relaxed), startNs_ + kCliPeriodNs),
+                                  std::memory_order_relaxed);
+#else
+        (void)on;
+#endif
+    }
 
 protected:
     //! How the line is drawn.
@@ -294,6 +333,16 @@ protected:
         nextDrawNs_.store(startNs_ + periodNs_, std::memory_order_relaxed);
 #ifndef RCPPSPOOL_STANDALONE
         progress_detail::registry().add(this);
+#endif
+    }
+
+    //! useCli() if options(RcppSpool.progress = "cli") is set (read on R's
+    //! main thread only). ProgressCounter and ProgressBar ask; a class of
+    //! one's own that draws itself does not.
+    void useCliIfAsked()
+    {
+#ifndef RCPPSPOOL_STANDALONE
+        if (host::cliProgressRequested()) useCli();
 #endif
     }
 
@@ -369,7 +418,7 @@ private:
         if (mayDraw() && !isDone_.load(std::memory_order_relaxed)) {
             if (c >= numIt_)
                 draw(true);  // the final line: wait for a draw in progress
-            else if (periodNs_ == 0 || progress_detail::fastNowNs() >= nextDrawNs_.load(std::memory_order_relaxed))
+            else if (drawPeriodNs() == 0 || progress_detail::fastNowNs() >= nextDrawNs_.load(std::memory_order_relaxed))
                 draw(false);  // intermediate: skip if another thread is drawing
         }
         return c;
@@ -395,12 +444,85 @@ private:
         const bool final = c >= numIt_;
         if (!final && (c == drawnCount_ || now < nextDrawNs_.load(std::memory_order_relaxed))) return;
         drawnCount_ = c;
-        nextDrawNs_.store(now + periodNs_, std::memory_order_relaxed);
+        nextDrawNs_.store(now + drawPeriodNs(), std::memory_order_relaxed);
         printProgress();
         // A derived printProgress() that does not mark the end itself (or
         // whose count overshot the total) must still not draw forever.
         if (final) isDone_.store(true, std::memory_order_relaxed);
     }
+
+    //! The time between intermediate draws: printEvery, or at most 50 ms
+    //! when cli draws (cli itself decides what to show when).
+    std::int64_t drawPeriodNs() const noexcept
+    {
+        return cli_.load(std::memory_order_relaxed) ? std::min(periodNs_, kCliPeriodNs) : periodNs_;
+    }
+    static constexpr std::int64_t kCliPeriodNs = 50000000;
+
+#ifndef RCPPSPOOL_STANDALONE
+    //! The bar's name: the message without its trailing ": ".
+    std::string cliName() const
+    {
+        std::string name = msg_;
+        while (!name.empty() && (name.back() == ' ' || name.back() == ':')) name.pop_back();
+        return name;
+    }
+    //! Draws count `c` through cli (main thread): false if cli is not used,
+    //! not installed, or failed (the text is drawn instead, from now on).
+    bool drawWithCli(std::size_t c, bool final)
+    {
+        if (!cli_.load(std::memory_order_relaxed)) return false;
+        if (!cliBar_) {
+            if (!host::CliBar::cliInstalled()) {
+                cli_.store(false, std::memory_order_relaxed);
+                return false;
+            }
+            cliBar_.reset(new host::CliBar());
+        }
+        if (cliBar_->update(std::min(c, numIt_), numIt_, cliName(), final)) return true;
+        cli_.store(false, std::memory_order_relaxed);
+        cliBar_.reset();  // here, on the main thread
+        return false;
+    }
+    //! The destructor's part when cli draws: the bar gets its final state
+    //! (complete, or closed as it stands) on the main thread; from a worker
+    //! the bar is handed to the main thread (its next service point).
+    void finishCli() noexcept
+    {
+        try {
+            std::unique_lock<std::mutex> lk(drawMutex_);
+            if (!cliBar_) return;  // nothing was drawn (cli shows nothing for quick work either)
+            const std::size_t c = it_.load(std::memory_order_acquire);
+            const bool complete = c >= numIt_ && !isDone_.load(std::memory_order_relaxed);
+            struct Finish final : host::MainCall {
+                std::unique_ptr<host::CliBar> bar;
+                std::size_t total;
+                std::string name;
+                bool complete;
+                static void runIt(host::MainCall* m)
+                {
+                    std::unique_ptr<Finish> self(static_cast<Finish*>(m));
+                    if (self->complete)
+                        self->bar->update(self->total, self->total, self->name, true);
+                    else
+                        self->bar->close();
+                }
+            };
+            std::unique_ptr<Finish> f(new Finish());
+            f->run = f->cancel = &Finish::runIt;
+            f->bar = std::move(cliBar_);
+            f->total = numIt_;
+            f->name = cliName();
+            f->complete = complete;
+            if (host::isMainThread())
+                Finish::runIt(f.release());
+            else
+                host::mainCalls().post(f.release());
+        } catch (...) {
+            // a destructor must not throw; an unfinished bar is the lesser evil
+        }
+    }
+#endif
 
     //! Writes a drawn line (main thread in R): first the lines workers
     //! completed before it, then the line itself. It bypasses RPrinter's
@@ -455,6 +577,10 @@ private:
     const std::string msg_;
     std::atomic<host::Stream> stream_;
     std::atomic<bool> showElapsed_{false};
+    std::atomic<bool> cli_{false};  //!< draw through cli (R only)
+#ifndef RCPPSPOOL_STANDALONE
+    std::unique_ptr<host::CliBar> cliBar_;  //!< made at the first draw through cli (main thread)
+#endif
     std::mutex drawMutex_;         //!< one draw at a time (and against the destructor)
     std::size_t drawnCount_ = 0;   //!< the count last drawn (under drawMutex_)
 };
@@ -474,7 +600,9 @@ public:
     ProgressCounter(std::size_t total, double printEvery = 1, std::string msg = "Computing: ",
                              const RPrinter& printer = Rcout)
         : ProgressPrinter(Style::counter, total, printEvery, std::move(msg), printer)
-    {}
+    {
+        useCliIfAsked();
+    }
 };
 
 //! A bar of 40 cells with percent and the estimated time left, as RcppThread's
@@ -491,12 +619,16 @@ public:
     //! default, or RcppSpool::Rcerr). Lines start with "Computing: ".
     ProgressBar(std::size_t total, double printEvery = 1, const RPrinter& printer = Rcout)
         : ProgressPrinter(Style::bar, total, printEvery, "Computing: ", printer)
-    {}
+    {
+        useCliIfAsked();
+    }
 
     //! The same with `msg` instead of "Computing: " before the bar.
     ProgressBar(std::size_t total, double printEvery, std::string msg, const RPrinter& printer = Rcout)
         : ProgressPrinter(Style::bar, total, printEvery, std::move(msg), printer)
-    {}
+    {
+        useCliIfAsked();
+    }
 };
 
 #ifndef RCPPSPOOL_STANDALONE

@@ -58,11 +58,11 @@ std::unique_ptr<RcppSpool::ProgressPrinter> makeProgress(const std::string& type
 //                  RcppSpool::Thread
 // "thread", "stdthread" and "worker_owned" write "[joined]\n" through Rcout
 // right after the join and before the object is destroyed. `elapsed` turns
-// on setShowElapsed(). Returns the final count.
+// on setShowElapsed(), `cli` useCli(). Returns the final count.
 // [[Rcpp::export(.spool_progress_demo)]]
 double spoolProgressDemo(int n, double ms, int nThreads = 2, double printEvery = 1,
                          std::string type = "counter", std::string stream = "out",
-                         std::string mode = "loop", std::string msg = "", bool elapsed = false)
+                         std::string mode = "loop", std::string msg = "", bool elapsed = false, bool cli = false)
 {
     const auto total = static_cast<std::size_t>(n);
     if (mode == "worker_owned") {
@@ -70,6 +70,7 @@ double spoolProgressDemo(int n, double ms, int nThreads = 2, double printEvery =
         RcppSpool::Thread t([&] {
             auto p = makeProgress(type, total, printEvery, msg, stream);
             if (elapsed) p->setShowElapsed();
+            if (cli) p->useCli();
             for (int i = 0; i < n; ++i) {
                 sleepMs(ms);
                 ++*p;
@@ -83,6 +84,7 @@ double spoolProgressDemo(int n, double ms, int nThreads = 2, double printEvery =
 
     auto p = makeProgress(type, total, printEvery, msg, stream);
     if (elapsed) p->setShowElapsed();
+    if (cli) p->useCli();
     auto item = [&] {
         sleepMs(ms);
         ++*p;
