@@ -95,7 +95,8 @@ struct MainThreadCall final : host::MainCall {
 //! Called on the main thread, `f` runs at once. Called on another thread,
 //! the call is queued and the main thread runs it at its next service point:
 //! while it waits in any RcppSpool call (a blocking parallelFor, wait(),
-//! get(), join(): it is woken for the call), or when such a call returns. The
+//! get(): it is woken for the call; Thread::join(): within 10 ms), or when
+//! such a call returns. The
 //! calls run one at a time, in the order they were made (a thread's calls in
 //! its order). A worker that waits for the Future runs other tasks
 //! meanwhile, so a parallel loop whose body calls onMainThread(...).get()
