@@ -112,3 +112,21 @@ test_that("RcppParallel's documented examples give RcppParallel's results throug
   expect_equal(res$uneven, ref$uneven, tolerance = 1e-12)
   expect_equal(res$unevenGrains, ref$unevenGrains, tolerance = 1e-12)
 })
+
+test_that("setThreadOptions() and defaultNumThreads() work as RcppParallel's, with clear errors", {
+  old <- Sys.getenv("RCPP_PARALLEL_NUM_THREADS", NA_character_)
+  on.exit(if (is.na(old)) Sys.unsetenv("RCPP_PARALLEL_NUM_THREADS") else
+    Sys.setenv(RCPP_PARALLEL_NUM_THREADS = old))
+  setThreadOptions(numThreads = 3)
+  expect_identical(Sys.getenv("RCPP_PARALLEL_NUM_THREADS"), "3")
+  expect_identical(defaultNumThreads(), 3L)
+  expect_identical(setThreadOptions("auto"), "3")
+  expect_identical(Sys.getenv("RCPP_PARALLEL_NUM_THREADS", NA), NA_character_)
+  expect_identical(defaultNumThreads(), as.integer(getThreads()))
+  expect_error(setThreadOptions(0), "whole number from 1 to 1024")
+  expect_error(setThreadOptions(2.5), "whole number")
+  expect_error(setThreadOptions("many"), "whole number")
+  expect_error(setThreadOptions(2, stackSize = -1), "stackSize")
+  setThreadOptions(2, stackSize = 1e6)  # accepted, ignored
+  expect_identical(defaultNumThreads(), 2L)
+})
