@@ -198,19 +198,28 @@ TEST(PerThread, HistogramOf1e7ValuesIsRightFor1_2And8Threads)
 TEST(PerThread, ManyThreadsGrowTheTableAndEachKeepsItsOwnValue)
 {
     // More threads than the first table has slots (32): every thread still
-    // gets one value of its own, and asking again gives the same one.
+    // gets one value of its own, and asking again gives the same one. All
+    // are alive at once (a barrier): a thread started after another ended
+    // may get the ended one's value (its thread-local key's address can be
+    // reused), as documented; under wine threads start slowly enough for
+    // that (the mingw-w64 run of make test).
     RcppSpool::PerThread<int> perThread;
     std::vector<std::thread> threads;
-    std::atomic<int> wrong{0};
-    for (int k = 0; k < 100; ++k)
+    std::atomic<int> wrong{0}, arrived{0};
+    const int n = 100;
+    for (int k = 0; k < n; ++k)
         threads.emplace_back([&, k] {
             int& mine = perThread.local();
             if (mine != 0) ++wrong;
             mine = k + 1;
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));  // all alive at once
+            ++arrived;
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+            while (arrived.load() < n && std::chrono::steady_clock::now() < deadline)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
             if (&perThread.local() != &mine || mine != k + 1) ++wrong;
         });
     for (auto& t : threads) t.join();
+    ASSERT_EQ(arrived.load(), n);
     EXPECT_EQ(wrong.load(), 0);
     EXPECT_EQ(perThread.size(), 100u);
     EXPECT_EQ(perThread.combine([](int a, int b) { return a + b; }), 100 * 101 / 2);
