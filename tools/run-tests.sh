@@ -13,9 +13,10 @@ RESULTS=$BUILD/results
 mkdir -p "$LIB" "$RESULTS"
 rm -f "$RESULTS"/*.count
 export R_LIBS="$LIB${R_LIBS:+:$R_LIBS}"
-# The randomized engine stress runs this long in each C++ build (3 builds: a
-# minute in all); `make soak` sets it much higher.
-export RCPPSPOOL_STRESS_SECONDS=${RCPPSPOOL_STRESS_SECONDS:-20}
+# The randomized engine stress (and the memory test's random bursts) runs this
+# long in each C++ build (3 builds: half a minute in all); `make soak` sets it
+# much higher.
+export RCPPSPOOL_STRESS_SECONDS=${RCPPSPOOL_STRESS_SECONDS:-10}
 # CRAN packages that use RcppThread, migrated to RcppSpool and tested under
 # both (tools/compat-packages.R, tests/testthat/test-compat-packages.R).
 export RCPPSPOOL_COMPAT=${RCPPSPOOL_COMPAT:-true}

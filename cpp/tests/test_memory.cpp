@@ -235,9 +235,14 @@ TEST(Memory, BuffersRetiredReusedAndFreedWhileThievesWork)
     std::printf("[ memory   ] seed %u (RCPPSPOOL_TEST_SEED=%u repeats the mix)\n", seed, seed);
     std::mt19937 rng(seed);
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    // At most 400 rounds and 20 s, or RCPPSPOOL_STRESS_SECONDS (make test:
+    // 10 s, 5 s for the extra toolchains; make soak: longer).
+    int seconds = 20;
+    if (const char* s = std::getenv("RCPPSPOOL_STRESS_SECONDS")) seconds = std::max(1, std::atoi(s));
+    const int maxRounds = seconds > 20 ? 400 * (seconds / 20) : 400;
     const auto start = Clock::now();
     int rounds = 0, dropped = 0;
-    for (; rounds < 400 && Clock::now() - start < std::chrono::seconds(20); ++rounds) {
+    for (; rounds < maxRounds && Clock::now() - start < std::chrono::seconds(seconds); ++rounds) {
         const int n = 1 + (pick(4) == 0 ? pick(60000) : pick(3000));
         auto runs = std::make_shared<std::vector<std::atomic<int>>>(n);
         auto pushAll = [&pool, runs, n] {
