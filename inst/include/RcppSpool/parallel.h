@@ -20,14 +20,17 @@ inline namespace RCPPSPOOL_ABI {
 //! Runs `f(i)` for every i in [begin, end) on up to `nThreads` threads (the
 //! caller and nThreads - 1 workers of the global pool) and returns when all
 //! are done; rethrows the first exception `f` threw (the remaining iterations
-//! are skipped). Split adaptively; nBatches > 0 bounds the split: no piece
-//! gets smaller than (end - begin) / nBatches. nThreads 0 or 1 runs serially
+//! are skipped). The range is cut into one contiguous block per thread (as
+//! OpenMP's static schedule does), each run in chunks that grow while they
+//! are short; a thread whose block is done takes chunks from the block with
+//! the most left. nBatches > 0 bounds the split: no piece gets smaller than
+//! (end - begin) / nBatches (unless the range is). nThreads 0 or 1 runs serially
 //! on the caller. Nested calls (from inside `f`) work and help.
 //!
 //! `f` may instead be a range body, `f(b, e)` with b, e of type ptrdiff_t
 //! (or convertible from it), called once per chunk [b, e): set-up hoisted
 //! out of the inner loop, an inner loop the compiler can vectorise. The
-//! chunks are the same as for an index body (claimed in order, sized
+//! chunks are the same as for an index body (blocks per thread, sized
 //! adaptively, bounded by nBatches); cancellation and interrupts are checked
 //! between chunks. A callable that accepts both forms is called with ranges.
 //!

@@ -110,12 +110,14 @@ public:
         return true;
     }
 
-    //! Wakes the newest sleeper, if any.
-    void wakeOne()
+    //! Wakes the newest sleeper, if any; false if there was none.
+    bool wakeOne()
     {
-        if (count_.load(std::memory_order_seq_cst) == 0) return;
+        if (count_.load(std::memory_order_seq_cst) == 0) return false;
         std::lock_guard<std::mutex> lk(m_);
-        if (SleepNode* n = head_) wake(*n);
+        SleepNode* n = head_;
+        if (n) wake(*n);
+        return n != nullptr;
     }
     //! Wakes every sleeper (with `key`, if not null).
     void wakeAll(const void* key = nullptr)
@@ -131,6 +133,8 @@ public:
 
     //! Threads signalled so far (for tests and benchmarks).
     std::uint64_t wakeUps() const { return wakeUps_.load(std::memory_order_relaxed); }
+    //! Threads listed now (seq_cst: read after a change that a sleeper checks).
+    int sleepers() const { return count_.load(std::memory_order_seq_cst); }
 
 private:
     void link(SleepNode& n)
@@ -201,12 +205,14 @@ public:
     bool enlist(SleepNode& node, Ready&& ready) { return list_.enlist(node, ready); }
     bool delist(SleepNode& node) { return list_.delist(node); }
 
-    //! Wakes one sleeper, if any.
-    void notifyOne() { list_.wakeOne(); }
+    //! Wakes one sleeper, if any; false if there was none.
+    bool notifyOne() { return list_.wakeOne(); }
     //! Wakes every sleeper.
     void notifyAll() { list_.wakeAll(); }
 
     std::uint64_t wakeUps() const { return list_.wakeUps(); }
+    //! Threads asleep here now (or on their way in or out).
+    int sleepers() const { return list_.sleepers(); }
 
 private:
     SleepList list_;

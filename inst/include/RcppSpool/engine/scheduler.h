@@ -234,7 +234,17 @@ public:
         }
         // A worker that is already looking for work will find this task; waking
         // a sleeper too would only put a thread more on the cores.
-        if (searching_.load(std::memory_order_seq_cst) == 0) idle_.notifyOne();
+        if (searching_.load(std::memory_order_seq_cst) == 0) wakeWorker();
+    }
+
+    //! Wakes an idle worker for new work, or, if none sleeps, a worker that
+    //! went to sleep standing aside and no longer has to (see outsideLeaves()).
+    void wakeWorker()
+    {
+        if (idle_.notifyOne()) return;
+        const int out = outsideParticipants_.load(std::memory_order_seq_cst);
+        const int standing = out > 0 ? std::max(0, std::min(out, static_cast<int>(numWorkers()) - 1)) : 0;
+        if (aside_.sleepers() > standing) aside_.notifyAll();  // those still aside go back to sleep
     }
 
     // ---- waiting --------------------------------------------------------------
@@ -542,10 +552,16 @@ public:
     //! Workers that stand aside sleep apart (aside_), so that a wake-up
     //! meant for work never goes to a thread that may not take it.
     void outsideJoins() { outsideParticipants_.fetch_add(1, std::memory_order_seq_cst); }
+    //! The outside thread is done. The workers that stood aside for it stay
+    //! asleep unless work is queued: waking them after every loop would put
+    //! a thread more on the cores just as the caller goes on (on 2 cores that
+    //! cost ~30 us at each end of a short loop). Work queued later wakes them
+    //! (wakeWorker()).
     void outsideLeaves()
     {
         outsideParticipants_.fetch_sub(1, std::memory_order_seq_cst);
-        aside_.notifyAll();  // at most one sleeper per outside participant
+        fenceAfterChange();
+        if (hasVisibleWork()) aside_.notifyAll();  // at most one sleeper per outside participant
     }
     //! Work runs on the caller: no workers, or we are in a forked child.
     bool inlineMode() const { return numWorkers() == 0 || forked(); }
@@ -621,7 +637,7 @@ private:
         if (!ready) {
             me.sleep(slice);
             const bool wokenForWork = worker && !idle_.delist(forWork);
-            if (wokenForWork && done() && hasVisibleWork()) idle_.notifyOne();
+            if (wokenForWork && done() && hasVisibleWork()) wakeWorker();
             if (service) serviceRequests().sleepers.delist(forService);
         }
         waiters_.remove(forKey);
@@ -800,8 +816,12 @@ private:
                 hunger.set(false);
                 // We may have been woken for work we may not take now: pass
                 // the wake-up on to a worker that may.
-                if (hasVisibleWork()) idle_.notifyOne();
-                aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || !standsAside(w); });
+                if (hasVisibleWork()) wakeWorker();
+                // A bounded sleep: wakeWorker() cannot tell every freed
+                // sleeper here (several outside threads leaving and joining),
+                // and a client built against older headers does not call it.
+                aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || !standsAside(w); },
+                            [](int) { return std::chrono::nanoseconds(kAsideSleep); });
                 woke = true;
                 continue;
             }
@@ -811,7 +831,7 @@ private:
                 // several tasks. So whoever comes back from sleep to work
                 // wakes the next if more is waiting (chained, as searchers do).
                 hunger.set(false);
-                if (std::exchange(woke, false) && hasVisibleWork()) idle_.notifyOne();
+                if (std::exchange(woke, false) && hasVisibleWork()) wakeWorker();
                 execute(t);
                 continue;
             }
@@ -839,7 +859,7 @@ private:
             const bool lastSearcher = searching_.fetch_sub(1, std::memory_order_seq_cst) == 1;
             if (found) {
                 hunger.set(false);
-                if (lastSearcher && hasVisibleWork()) idle_.notifyOne();
+                if (lastSearcher && hasVisibleWork()) wakeWorker();
                 execute(t);
                 continue;
             }
@@ -872,6 +892,8 @@ private:
     };
 
     static constexpr std::chrono::microseconds kIdleSpin{50};
+    //! The longest a worker sleeps standing aside before it looks again.
+    static constexpr std::chrono::milliseconds kAsideSleep{10};
     static constexpr int kWaitSpins = 1 << 10;
     static constexpr int kHungrySpins = 64;
     static constexpr int kWaitYields = 64;
