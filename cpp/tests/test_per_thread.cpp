@@ -86,19 +86,32 @@ TEST(RangeBody, NBatchesBoundsTheChunks)
 
 TEST(RangeBody, AnExceptionSkipsTheChunksNotStartedAndIsRethrown)
 {
+    // Every other chunk waits until the first one (the caller's, as block 0
+    // is) has thrown, so that the loop cannot finish before: the test once
+    // assumed the caller starts at once, and under wine one time it did not
+    // for 0.2 s, while the other thread ran 999 chunks.
     std::atomic<std::ptrdiff_t> done{0};
+    std::atomic<bool> thrown{false};
     EXPECT_THROW(RcppSpool::parallelFor(
                      0, 1000000,
                      [&](std::ptrdiff_t b, std::ptrdiff_t e) {
-                         if (b == 0) throw std::runtime_error("first chunk");
+                         if (b == 0) {
+                             thrown = true;
+                             throw std::runtime_error("first chunk");
+                         }
+                         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                         while (!thrown.load() && std::chrono::steady_clock::now() < deadline)
+                             std::this_thread::sleep_for(std::chrono::microseconds(100));
                          std::this_thread::sleep_for(std::chrono::microseconds(200));
                          done += e - b;
                      },
                      2, 1000),
                  std::runtime_error);
-    // The caller claims the first chunk at once; 1000 chunks of 200 us would
-    // take the other thread 0.2 s.
-    EXPECT_LT(done.load(), 500000);
+    // Once the error is in, no chunk starts: what ran is the chunk the other
+    // thread was in, and those it began while the exception was on its way
+    // to the loop (200 us each; 20 of them would be 4 ms). Without the
+    // cancellation, 999 chunks would run.
+    EXPECT_LE(done.load(), 20000);
 }
 
 TEST(RangeBody, ThePoolsDetachedLoopTakesRangesToo)
