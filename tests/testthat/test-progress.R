@@ -155,7 +155,9 @@ test_that("the default text is RcppThread's, byte for byte (counter and bar)", {
     done <- if (case == "counter_loop") counter_done else bar_done
     form <- if (case == "counter_loop") counter_line else bar_line
     ref <- progress_draws(cb[[case]])
-    expect_equal(sum(ref == done), 1)
+    # RcppThread's final line can come twice: two of its workers may both see
+    # the count reach the end and print it (seen once in 4 make test runs).
+    expect_gte(sum(ref == done), 1)
     expect_match(ref[ref != done], form)
     lines <- progress_draws(ca[[case]])
     expect_gte(length(lines), 3)
