@@ -237,16 +237,6 @@ public:
         if (searching_.load(std::memory_order_seq_cst) == 0) wakeWorker();
     }
 
-    //! Wakes an idle worker for new work, or, if none sleeps, a worker that
-    //! went to sleep standing aside and no longer has to (see outsideLeaves()).
-    void wakeWorker()
-    {
-        if (idle_.notifyOne()) return;
-        const int out = outsideParticipants_.load(std::memory_order_seq_cst);
-        const int standing = out > 0 ? std::max(0, std::min(out, static_cast<int>(numWorkers()) - 1)) : 0;
-        if (aside_.sleepers() > standing) aside_.notifyAll();  // those still aside go back to sleep
-    }
-
     // ---- waiting --------------------------------------------------------------
 
     //! Waits until `done()`, which becomes true when `key` (the address of
@@ -561,7 +551,9 @@ public:
     {
         outsideParticipants_.fetch_sub(1, std::memory_order_seq_cst);
         fenceAfterChange();
-        if (hasVisibleWork()) aside_.notifyAll();  // at most one sleeper per outside participant
+        // A sleeper that lists itself after this load sees the count already
+        // down and does not sleep; the deques are scanned only if one sleeps.
+        if (aside_.sleepers() > 0 && hasVisibleWork()) aside_.notifyAll();
     }
     //! Work runs on the caller: no workers, or we are in a forked child.
     bool inlineMode() const { return numWorkers() == 0 || forked(); }
@@ -794,11 +786,25 @@ private:
         return false;
     }
 
-    //! Worker `w` gives its place to a thread from outside (see outsideJoins()).
-    bool standsAside(const Worker& w) const
+    //! How many workers give their place to threads from outside (see
+    //! outsideJoins()): one per outside participant, never worker 0.
+    std::size_t standingAside() const
     {
         const std::size_t out = static_cast<std::size_t>(outsideParticipants_.load(std::memory_order_seq_cst));
-        return out > 0 && w.index != 0 && w.index + out >= numWorkers();
+        const std::size_t n = numWorkers();
+        return std::min(out, n > 0 ? n - 1 : 0);
+    }
+    //! Worker `w` is one of them: the last standingAside() workers.
+    bool standsAside(const Worker& w) const { return w.index != 0 && w.index + standingAside() >= numWorkers(); }
+
+    //! Wakes an idle worker for new work, or, if none sleeps, a worker that
+    //! went to sleep standing aside and no longer has to (see outsideLeaves()).
+    void wakeWorker()
+    {
+        if (idle_.notifyOne()) return;
+        // More sleep aside than stand aside now: wake them all; those still
+        // aside go back to sleep (passing wake-ups on to idle_ only).
+        if (static_cast<std::size_t>(aside_.sleepers()) > standingAside()) aside_.notifyAll();
     }
 
     void workerLoop(Worker& w)
