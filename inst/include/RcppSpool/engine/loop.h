@@ -55,24 +55,22 @@ public:
           ctx_(parentContext),
           remaining_(end - begin),
           maxParticipants_(static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(maxParticipants, 1 << 20)))),
-          minChunk_(nBatches == 0 ? 1 : std::max<std::ptrdiff_t>(1, (end - begin + static_cast<std::ptrdiff_t>(nBatches) - 1) / static_cast<std::ptrdiff_t>(nBatches)))
+          minChunk_(nBatches == 0 ? 1 : std::max<std::ptrdiff_t>(1, (end - begin + static_cast<std::ptrdiff_t>(nBatches) - 1) / static_cast<std::ptrdiff_t>(nBatches))),
+          pieces_((end - begin + minChunk_ - 1) / minChunk_),
+          // At least kPiecesPerBlock pieces a block: a loop of a few long
+          // iterations is shared out best in one block, in order (the longest
+          // may come first, as in a triangular matrix: 10 rows, 1.81-1.88x on
+          // 2 threads in blocks, 1.92-1.98x in one).
+          nBlocks_(static_cast<int>(std::max<std::ptrdiff_t>(1, std::min<std::ptrdiff_t>(maxParticipants_, pieces_ / kPiecesPerBlock)))),
+          heapBlocks_(nBlocks_ > kInlineBlocks ? new Block[static_cast<std::size_t>(nBlocks_)] : nullptr)
     {
-        // Block boundaries fall on multiples of minChunk_ (nBatches' bound).
-        // A block has at least kPiecesPerBlock pieces: a loop of a few long
-        // iterations is shared out best in one block, in order (the longest
-        // may come first, as in a triangular matrix: 10 rows, 1.81-1.88x on
-        // 2 threads in blocks, 1.92-1.98x in one).
-        const std::ptrdiff_t pieces = pieces_ = (end - begin + minChunk_ - 1) / minChunk_;
-        nBlocks_ = static_cast<int>(
-            std::max<std::ptrdiff_t>(1, std::min<std::ptrdiff_t>(maxParticipants_, pieces / kPiecesPerBlock)));
-        if (nBlocks_ > kInlineBlocks) heapBlocks_.reset(new Block[static_cast<std::size_t>(nBlocks_)]);
-        blocks_ = nBlocks_ > kInlineBlocks ? heapBlocks_.get() : inlineBlocks_;
+        // Block k starts at piece k * pieces_ / nBlocks_ (computed without
+        // overflow): boundaries fall on multiples of minChunk_, nBatches' bound.
+        const std::ptrdiff_t q = pieces_ / nBlocks_, r = pieces_ % nBlocks_;
+        auto start = [&](std::ptrdiff_t k) { return std::min(end, begin + (k * q + std::min(k, r)) * minChunk_); };
         for (int k = 0; k < nBlocks_; ++k) {
-            // Piece boundary k * pieces / nBlocks_, without overflow.
-            const std::ptrdiff_t q = pieces / nBlocks_, r = pieces % nBlocks_;
-            auto at = [&](std::ptrdiff_t j) { return std::min(end, begin + (j * q + std::min<std::ptrdiff_t>(j, r)) * minChunk_); };
-            blocks_[k].next.store(at(k), std::memory_order_relaxed);
-            blocks_[k].end = at(k + 1);
+            blocks()[k].next.store(start(k), std::memory_order_relaxed);
+            blocks()[k].end = start(k + 1);
         }
     }
     virtual ~LoopBase() = default;
@@ -181,7 +179,7 @@ private:
         int best = -1;
         std::ptrdiff_t most = 0;
         for (int k = 0; k < nBlocks_; ++k) {
-            const std::ptrdiff_t left = blocks_[k].end - blocks_[k].next.load(std::memory_order_relaxed);
+            const std::ptrdiff_t left = blocks()[k].end - blocks()[k].next.load(std::memory_order_relaxed);
             if (left > most) most = left, best = k;
         }
         return best;
@@ -198,15 +196,9 @@ private:
         auto t0 = lastService;
         std::ptrdiff_t b, e;
         for (int k = home; k >= 0; k = fullestBlock()) {
-            while (claim(blocks_[k], grain, b, e)) {
+            while (claim(blocks()[k], grain, b, e)) {
                 if (stopRequested()) {
-                    // Take what is left, so that nobody starts it, and count it done.
-                    finished += e - b;
-                    for (int j = 0; j < nBlocks_; ++j) {
-                        const std::ptrdiff_t rest = blocks_[j].next.exchange(blocks_[j].end, std::memory_order_relaxed);
-                        finished += std::max<std::ptrdiff_t>(0, blocks_[j].end - rest);
-                    }
-                    complete(finished);
+                    complete(finished + (e - b) + takeTheRest());
                     return;
                 }
                 try {
@@ -227,6 +219,21 @@ private:
         complete(finished);
     }
 
+    //! Takes every iteration nobody has claimed, so that nobody starts it;
+    //! returns how many.
+    std::ptrdiff_t takeTheRest()
+    {
+        std::ptrdiff_t taken = 0;
+        for (int k = 0; k < nBlocks_; ++k) {
+            Block& block = blocks()[k];
+            taken += std::max<std::ptrdiff_t>(0, block.end - block.next.exchange(block.end, std::memory_order_relaxed));
+        }
+        return taken;
+    }
+
+    Block* blocks() { return heapBlocks_ ? heapBlocks_.get() : inlineBlocks_; }
+    const Block* blocks() const { return heapBlocks_ ? heapBlocks_.get() : inlineBlocks_; }
+
     void complete(std::ptrdiff_t n)
     {
         if (n > 0 && remaining_.fetch_sub(n, std::memory_order_acq_rel) == n) onComplete();
@@ -240,11 +247,10 @@ private:
     alignas(64) std::atomic<int> active_{0};
     const int maxParticipants_;
     const std::ptrdiff_t minChunk_;
-    std::ptrdiff_t pieces_ = 1;  // ceil((end - begin) / minChunk_)
-    int nBlocks_ = 1;
-    Block* blocks_ = nullptr;
+    const std::ptrdiff_t pieces_;  // ceil((end - begin) / minChunk_)
+    const int nBlocks_;
+    std::unique_ptr<Block[]> heapBlocks_;  // only for more than kInlineBlocks
     Block inlineBlocks_[kInlineBlocks];
-    std::unique_ptr<Block[]> heapBlocks_;
 };
 
 //! True when `F` is a range body, called as f(begin, end) once per chunk;
