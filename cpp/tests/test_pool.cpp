@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <algorithm>
 #include <vector>
 
 #if !defined(_WIN32)
@@ -630,18 +631,28 @@ TEST(OptionalAsync, FineGrainedRecursionSpreadsWithFewTasks)
     // Right after a (re)start, as in the CI run that found it: a worker whose
     // thread has not run yet must count as hungry, or the first worker
     // defers every call and runs the whole recursion alone.
-    for (int run = 0; run < 20; ++run) {
+    //
+    // Judged over 21 runs, not one: how many calls are queued depends on how
+    // long a hungry worker takes to get a core (every spawn is queued while
+    // one is hungry), and one run in about a thousand had a quarter of them
+    // queued (CI, clang/libc++ build). A rule that queues every spawn, or
+    // one that never spreads, fails in every run.
+    const int runs = 21;
+    std::vector<std::size_t> tasks;
+    int spread = 0;
+    for (int run = 0; run < runs; ++run) {
         pool.setNumThreads(2);
         optional_async::threads.clear();
         const std::size_t before = pool.scheduler().tasksPushed();
-        EXPECT_EQ(RcppSpool::async(std::launch::async, optional_async::fib, 27).get(), 196418);
-        const std::size_t tasks = pool.scheduler().tasksPushed() - before;
-        std::printf("fib(27): %zu tasks queued for %ld spawns; %zu threads ran n = 12\n", tasks, calls,
+        ASSERT_EQ(RcppSpool::async(std::launch::async, optional_async::fib, 27).get(), 196418);
+        tasks.push_back(pool.scheduler().tasksPushed() - before);
+        if (optional_async::threads.size() == 2) ++spread;
+        std::printf("fib(27): %zu tasks queued for %ld spawns; %zu threads ran n = 12\n", tasks.back(), calls,
                     optional_async::threads.size());
-        EXPECT_LT(tasks, static_cast<std::size_t>(calls / 4));
-        EXPECT_EQ(optional_async::threads.size(), 2u);
-        if (::testing::Test::HasFailure()) break;
     }
+    std::sort(tasks.begin(), tasks.end());
+    EXPECT_LT(tasks[runs / 2], static_cast<std::size_t>(calls / 4)) << "median of " << runs << " runs";
+    EXPECT_GE(spread, runs * 3 / 4) << "runs in which both workers ran n = 12";
 }
 
 TEST(OptionalAsync, WorkersCountAsHungryBeforeTheirThreadsRun)
