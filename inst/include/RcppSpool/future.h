@@ -52,7 +52,12 @@ public:
     //! no work is lost). Only deferred work (std::launch::deferred) that
     //! nobody asked for is dropped, as std::async's, and on R's main thread a
     //! user's interrupt ends the wait: a task not started by then is skipped.
-    ~Future() { reset(); }
+    ~Future()
+    {
+        // Inline, as get() leaves nothing to do (a deferred call costs a few
+        // nanoseconds: the destructor must not add a call).
+        if (state_ || call_) reset();
+    }
 
     //! True while the future refers to a result not yet taken by get().
     bool valid() const noexcept { return state_ || call_; }
@@ -64,20 +69,10 @@ public:
         if (call_) {
             // Work the library deferred runs here, as a plain call, unless
             // the user interrupted (as a queued task would be skipped).
-            if (engine::interruptRequested()) {
-                call_.reset();
-                std::rethrow_exception(engine::interruptError());
-            }
+            if (engine::interruptRequested()) dropCallAndThrow();
             return call_.run();
         }
-        check();
-        waitOrThrow();
-        engine::FutureState<T>* s = std::exchange(state_, nullptr);
-        struct Release {
-            engine::FutureState<T>* s;
-            ~Release() { s->release(); }
-        } guard{s};
-        return s->take();
+        return getQueued();
     }
 
     //! Waits until the result is ready.
@@ -127,6 +122,25 @@ public:
     }
 
 private:
+    // get() of a queued task, and of a deferred call after an interrupt: out
+    // of line, so that get() of a deferred call (a few nanoseconds of work in
+    // fine-grained recursion) stays small enough to inline.
+    [[gnu::noinline]] T getQueued()
+    {
+        check();
+        waitOrThrow();
+        engine::FutureState<T>* s = std::exchange(state_, nullptr);
+        struct Release {
+            engine::FutureState<T>* s;
+            ~Release() { s->release(); }
+        } guard{s};
+        return s->take();
+    }
+    [[noreturn, gnu::noinline]] void dropCallAndThrow()
+    {
+        call_.reset();
+        std::rethrow_exception(engine::interruptError());
+    }
     void check() const
     {
         if (!state_ && !call_) throw std::future_error(std::future_errc::no_state);
@@ -156,7 +170,7 @@ private:
     }
     // A wait on R's main thread may have seen the user's interrupt.
     static void finishWait() { engine::endBlockingCall(nullptr); }
-    void reset() noexcept
+    [[gnu::noinline]] void reset() noexcept
     {
         if (call_) {
             // No work is lost: deferred by the library, not by the user, it

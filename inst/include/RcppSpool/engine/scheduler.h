@@ -511,12 +511,15 @@ public:
     //! calls on the caller's stack (unbalanced trees such as uts lose by
     //! it). Without workers (or in a forked child) work runs on the caller
     //! anyway.
-    bool prefersCallerRuns() const noexcept
+    [[gnu::always_inline]] bool prefersCallerRuns() const noexcept
     {
-        if (inlineMode()) return true;
-        Worker* w = currentWorker();
-        if (!w || w->deque.size() < static_cast<std::int64_t>(kLazyDepth)) return false;
-        return hungry_.load(std::memory_order_relaxed) == 0;
+        // Called at every spawn: the common answer first, from the thread's
+        // own state (the fork and worker-count checks cost as much again).
+        const Worker* w = currentWorker();
+        if (w && w->deque.size() >= static_cast<std::int64_t>(kLazyDepth) &&
+            hungry_.load(std::memory_order_relaxed) == 0)
+            return true;
+        return inlineMode();
     }
 
     //! Workers counted hungry now (see prefersCallerRuns(); for tests).
@@ -697,12 +700,13 @@ private:
         idle_.notifyOne();
     }
 
-    RCPPSPOOL_HIDDEN static WorkerTls& workerTls() noexcept
+    // Inline: read at every spawn (see prefersCallerRuns()).
+    [[gnu::always_inline]] RCPPSPOOL_HIDDEN static WorkerTls& workerTls() noexcept
     {
         static thread_local WorkerTls* const tls = runtime::threadState<WorkerTls, runtime::ThreadSlot::worker>();
         return *tls;
     }
-    Worker* currentWorker() const noexcept
+    [[gnu::always_inline]] Worker* currentWorker() const noexcept
     {
         auto& tls = workerTls();
         return tls.scheduler == this ? tls.worker : nullptr;
