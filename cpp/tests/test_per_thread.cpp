@@ -89,7 +89,11 @@ TEST(RangeBody, AnExceptionSkipsTheChunksNotStartedAndIsRethrown)
     // Every other chunk waits until the first one (the caller's, as block 0
     // is) has thrown, so that the loop cannot finish before: the test once
     // assumed the caller starts at once, and under wine one time it did not
-    // for 0.2 s, while the other thread ran 999 chunks.
+    // for 0.2 s, while the other thread ran 999 chunks. Each then takes 1 ms
+    // by the clock, not by sleep_for(): on Windows a sleep shorter than a
+    // millisecond may return at once (winpthreads rounds it down), and under
+    // wine, where unwinding the exception took milliseconds, the other thread
+    // ran all 999 chunks meanwhile.
     std::atomic<std::ptrdiff_t> done{0};
     std::atomic<bool> thrown{false};
     EXPECT_THROW(RcppSpool::parallelFor(
@@ -102,14 +106,16 @@ TEST(RangeBody, AnExceptionSkipsTheChunksNotStartedAndIsRethrown)
                          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
                          while (!thrown.load() && std::chrono::steady_clock::now() < deadline)
                              std::this_thread::sleep_for(std::chrono::microseconds(100));
-                         std::this_thread::sleep_for(std::chrono::microseconds(200));
+                         const auto busyUntil = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+                         while (std::chrono::steady_clock::now() < busyUntil) {
+                         }
                          done += e - b;
                      },
                      2, 1000),
                  std::runtime_error);
     // Once the error is in, no chunk starts: what ran is the chunk the other
     // thread was in, and those it began while the exception was on its way
-    // to the loop (200 us each; 20 of them would be 4 ms). Without the
+    // to the loop (1 ms each; 20 of them would be 20 ms). Without the
     // cancellation, 999 chunks would run.
     EXPECT_LE(done.load(), 20000);
 }
