@@ -3,6 +3,7 @@
 #include <RcppSpool.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -16,7 +17,6 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <algorithm>
 #include <vector>
 
 #if !defined(_WIN32)
