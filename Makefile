@@ -1,9 +1,10 @@
 # RcppSpool: the two commands a new user needs are `make demo` and `make test`.
 #   make demo   install what is needed, build the package, run the demo
-#   make test   everything: R package check + tests, C++ suites (-O2, TSan, ASan+UBSan),
-#               and the C++ suites with clang++/libc++, g++ -std=c++20 and mingw-w64
-#               (Windows .exe under wine), each with warnings as errors
-#   make test-toolchains  only that last part: the three extra toolchains
+#   make test   everything: R package check + tests, C++ suites (-O2, TSan, and
+#               ASan+UBSan built with g++ -std=c++20 -Wpedantic -Werror), and the
+#               C++ suites with clang++/libc++ and mingw-w64 (Windows .exe under
+#               wine), each with warnings as errors
+#   make test-toolchains  only that last part: the two extra toolchains
 #   make bench  the engine benchmark (P1-P6) and the task-parallel suite, against
 #               oneTBB, OpenMP, std::async and serial
 #   make bench-full  the full R benchmark() (vignette data, README figures)
@@ -45,7 +46,8 @@ test-r: install
 test-cpp: deps
 	@bash tools/run-tests.sh cpp
 
-# clang++ with libc++, g++ -std=c++20, mingw-w64 run under wine (-Wpedantic -Werror).
+# clang++ with libc++, mingw-w64 run under wine (-Wpedantic -Werror); also g++
+# -std=c++20 without sanitizers with RCPPSPOOL_TOOLCHAINS=gcc-cxx20.
 test-toolchains: deps
 	@bash tools/run-tests.sh toolchains
 
