@@ -144,7 +144,7 @@ run_toolchains() {
                -DRCPPSPOOL_GTEST_SOURCE=$gtest_src)
         # Threads start slowly under wine: fewer nesting rounds and pool cycles.
         wine=(env WINEPREFIX="$WINE_PREFIX" WINEDEBUG=-all WINEARCH=win64
-              RCPPSPOOL_NESTING_ROUNDS=100 RCPPSPOOL_POOL_CYCLES=500 wine)
+              RCPPSPOOL_NESTING_ROUNDS=100 RCPPSPOOL_POOL_CYCLES=500 RCPPSPOOL_UNDER_WINE=1 wine)
         onwine=1 ;;
       *)
         echo "   unknown toolchain (RCPPSPOOL_TOOLCHAINS): clang-libcxx, gcc-cxx20, mingw-w64"

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <vector>
@@ -21,6 +22,10 @@ public:
     StepsProgress(size_t numIt, size_t printEvery) : RcppThread::ProgressPrinter(numIt, printEvery) {}
     void printProgress() override
     {
+        // Two threads may both see the count at its end (each increments,
+        // then checks): without the lock both print the last line, with
+        // RcppThread as with RcppSpool, so the two outputs would differ by chance.
+        std::lock_guard<std::mutex> lock(mutex_);
         if (isDone_) return;
         if (it_ == numIt_) isDone_ = true;
         std::ostringstream msg;
@@ -30,6 +35,9 @@ public:
     }
     bool finished() const { return isDone_; }
     std::string time(size_t s) { return formatTime(s); }
+
+private:
+    std::mutex mutex_;
 };
 
 // [[Rcpp::export]]
