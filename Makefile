@@ -46,8 +46,9 @@ test-r: install
 test-cpp: deps
 	@bash tools/run-tests.sh cpp
 
-# clang++ with libc++, mingw-w64 run under wine (-Wpedantic -Werror); also g++
-# -std=c++20 without sanitizers with RCPPSPOOL_TOOLCHAINS=gcc-cxx20.
+# clang++ with libc++, mingw-w64 run under wine (-Wpedantic -Werror).
+# RCPPSPOOL_TOOLCHAINS=a,b replaces that list; gcc-cxx20 (g++ -std=c++20
+# without sanitizers) is one more name it accepts.
 test-toolchains: deps
 	@bash tools/run-tests.sh toolchains
 
