@@ -101,15 +101,18 @@ public:
     //! is left. The caller counts as one of the participants.
     void process()
     {
-        const bool outside = !sched_.isOwnWorker();
-        if (outside) sched_.outsideJoins();
         active_.fetch_add(1, std::memory_order_relaxed);
         run(0);
         active_.fetch_sub(1, std::memory_order_relaxed);
-        if (outside) sched_.outsideLeaves();
     }
 
     bool done() const { return remaining_.load(std::memory_order_acquire) == 0; }
+    //! `t` is a ticket to this loop (see invite()).
+    bool isTicket(const Task& t) const
+    {
+        const Ticket* k = t.inlineAs<Ticket>();
+        return k && k->loop == this;
+    }
     bool stopRequested() const { return interruptRequested() || ctx_.cancelled(); }
     Context& context() { return ctx_; }
 
@@ -340,8 +343,26 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
         LoopBase* l;
         ~Releaser() { l->release(); }
     } releaser{loop};
+    // A caller from outside the pool takes a worker's place (see
+    // Scheduler::outsideJoins()) before the tickets are queued: a ticket
+    // queued first could wake the worker that is about to stand aside, for
+    // nothing (a futex wake-up and a context switch; it happened in most
+    // loops on a loaded machine, whenever the other worker had not yet gone
+    // back to its search after the previous loop).
+    struct OutsideParticipation {
+        Scheduler* s;
+        void leave()
+        {
+            if (s) std::exchange(s, nullptr)->outsideLeaves();
+        }
+        ~OutsideParticipation() { leave(); }
+    } outside{s.isOwnWorker() ? nullptr : &s};
+    if (outside.s) s.outsideJoins();
     loop->invite(true);
     loop->process();
+    // No chunk is left: tickets still queued would bring a thread for nothing.
+    s.withdraw([loop](const Task& t) { return loop->isTicket(t); });
+    outside.leave();
     s.waitUntil(static_cast<LoopBase*>(loop), [&] { return loop->done(); });
     endBlockingCall(loop->context().hasError() ? loop->context().takeError() : nullptr);
     if (interruptRequested()) std::rethrow_exception(interruptError());  // cut short on a nested level

@@ -237,6 +237,31 @@ public:
         if (searching_.load(std::memory_order_seq_cst) == 0) wakeWorker();
     }
 
+    //! Takes back from the top of the calling thread's own queue the tasks
+    //! that `unneeded(task)` names (a loop's tickets once the loop has no
+    //! chunk left) and discards them, up to the first task it keeps. Left
+    //! queued, they would only wake a sleeper for nothing. A thread that
+    //! queues through the injection queue owns no queue and takes nothing back.
+    template <class Unneeded>
+    void withdraw(Unneeded&& unneeded)
+    {
+        if (inlineMode()) return;
+        Worker* w = currentWorker();
+        WorkDeque* d = w ? &w->deque : isOutsideOwner() ? &outside_ : nullptr;
+        if (!d) return;
+        Task t;
+        while (d->pop(t)) {
+            if (!unneeded(static_cast<const Task&>(t))) {
+                d->push(t);  // the owner's top: where it was
+                return;
+            }
+            Counters& n = counters(w);
+            bump(n.started, w);
+            t.discard();
+            bump(n.finished, w);
+        }
+    }
+
     // ---- waiting --------------------------------------------------------------
 
     //! Waits until `done()`, which becomes true when `key` (the address of
@@ -322,11 +347,15 @@ public:
     }
 
     //! Threads woken so far (tests and benchmarks): for new work (and
-    //! workers let back in after standing aside), and for completions.
+    //! workers let back in after standing aside), and for completions;
+    //! `ofWorkersAside` is the part of `forWork` that went to workers asleep
+    //! standing aside (see outsideJoins()).
     struct WakeUps {
-        std::uint64_t forWork, forCompletion;
+        std::uint64_t forWork, forCompletion, ofWorkersAside;
     };
-    WakeUps wakeUps() const { return {idle_.wakeUps() + aside_.wakeUps(), waiters_.wakeUps()}; }
+    WakeUps wakeUps() const { return {idle_.wakeUps() + aside_.wakeUps(), waiters_.wakeUps(), aside_.wakeUps()}; }
+    //! Workers asleep standing aside now (tests).
+    int workersAsleepAside() const { return aside_.sleepers(); }
 
     //! One piece of work counted in `c` has finished: cascade through owned
     //! contexts (a task's children) and wake waiters when something is done.

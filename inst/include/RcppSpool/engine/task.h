@@ -57,6 +57,17 @@ public:
     Context* context() const noexcept { return ctx_; }
     explicit operator bool() const noexcept { return op_ != nullptr; }
 
+    //! The callable if this task holds an `Fn` inline, else null (an `Fn` made
+    //! by another shared library's copy of this header may not be recognised).
+    template <class Fn>
+    const Fn* inlineAs() const noexcept
+    {
+        if constexpr (fitsInline<Fn>()) {
+            if (op_ == &inlineOp<Fn>) return std::launder(reinterpret_cast<const Fn*>(storage_));
+        }
+        return nullptr;
+    }
+
 private:
     enum class Op { run, discard };
     using OpFn = void (*)(Op, unsigned char*);
