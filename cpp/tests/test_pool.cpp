@@ -303,6 +303,45 @@ TEST(ParallelFor, TheWakeUpForATicketReachesAWorkerThatMayTakeIt)
     }
 }
 
+namespace wake_ups {
+
+//! Keeps both workers of a 2-worker pool busy, each in a task, until
+//! release() (or the destructor, so that a failed assertion does not leave
+//! tasks spinning on a destroyed flag).
+class BothWorkersHeld {
+public:
+    explicit BothWorkersHeld(RcppSpool::ThreadPool& pool) : pool_(pool)
+    {
+        auto hold = [this] {
+            arrived_++;
+            while (!go_.load()) std::this_thread::yield();
+        };
+        pool_.push(hold);
+        pool_.push(hold);
+        const auto deadline = Clock::now() + 5s;
+        while (arrived_.load() < 2 && Clock::now() < deadline) std::this_thread::yield();
+    }
+    BothWorkersHeld(const BothWorkersHeld&) = delete;
+    BothWorkersHeld& operator=(const BothWorkersHeld&) = delete;
+    ~BothWorkersHeld() { release(); }
+
+    //! Both workers are in their tasks.
+    bool holding() const { return arrived_.load() == 2; }
+    //! Lets the tasks end and waits for them.
+    void release()
+    {
+        if (go_.exchange(true)) return;
+        pool_.wait();
+    }
+
+private:
+    RcppSpool::ThreadPool& pool_;
+    std::atomic<int> arrived_{0};
+    std::atomic<bool> go_{false};
+};
+
+}  // namespace wake_ups
+
 TEST(WakeUps, TheWorkerStandingAsideIsNotWokenAfterEveryLoop)
 {
     // The caller of a blocking loop takes a worker's place; the worker that
@@ -322,21 +361,10 @@ TEST(WakeUps, TheWorkerStandingAsideIsNotWokenAfterEveryLoop)
     int asleepAside = 0;
     std::uint64_t woken = 0;
     for (int round = 0; round < rounds; ++round) {
-        // Both workers awake, each in a task that waits for the other.
-        std::atomic<int> arrived{0};
-        std::atomic<bool> go{false};
-        auto meet = [&] {
-            arrived++;
-            while (!go.load()) std::this_thread::yield();
-        };
-        pool.push(meet);
-        pool.push(meet);
-        const auto deadline = Clock::now() + 5s;
-        while (arrived.load() < 2 && Clock::now() < deadline) std::this_thread::yield();
-        ASSERT_EQ(arrived.load(), 2) << "round " << round;
+        wake_ups::BothWorkersHeld held(pool);  // both awake
+        ASSERT_TRUE(held.holding()) << "round " << round;
         s.outsideJoins();  // as the caller of a blocking loop does
-        go = true;
-        pool.wait();
+        held.release();
         // The second worker now stands aside: wait until it sleeps apart.
         const auto asleepBy = Clock::now() + 2s;
         while (s.workersAsleepAside() == 0 && Clock::now() < asleepBy) std::this_thread::sleep_for(100us);
@@ -360,22 +388,12 @@ TEST(WakeUps, ALoopTakesBackTheTicketsNobodyUsed)
     // to 326 wake-ups of the worker standing aside per 500 loops, 0 now).
     auto& pool = RcppSpool::ThreadPool::globalInstance();
     pool.setNumThreads(2);
-    std::atomic<int> arrived{0};
-    std::atomic<bool> go{false};
-    auto hold = [&] {
-        arrived++;
-        while (!go.load()) std::this_thread::yield();
-    };
-    pool.push(hold);
-    pool.push(hold);
-    const auto deadline = Clock::now() + 5s;
-    while (arrived.load() < 2 && Clock::now() < deadline) std::this_thread::yield();
-    ASSERT_EQ(arrived.load(), 2);
+    wake_ups::BothWorkersHeld held(pool);
+    ASSERT_TRUE(held.holding());
     std::atomic<long> sum{0};
     RcppSpool::parallelFor(0, 1000, [&](std::ptrdiff_t i) { sum += i; }, 2);
     const auto left = pool.scheduler().tasksQueued();
-    go = true;
-    pool.wait();
+    held.release();
     EXPECT_EQ(sum.load(), 499500L);
     EXPECT_EQ(left, 0u);
 }
