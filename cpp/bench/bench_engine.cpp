@@ -6,7 +6,7 @@
 //   P4  CPU burnt by an idle worker while the other runs 1 s     (target <= 0.05 s)
 //   P5  a 1e6-iteration loop with an opaque body                 (vs OpenMP static, serial)
 //   P6  a 1e6-iteration loop y = a x + y, range body              (vs OpenMP static, index body)
-//   (P5 and P6 measure their methods in turns: see medianTimesInTurns())
+//   (P5 and P6 measure their methods in turns: see reportInTurns())
 #include <RcppSpool.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/resource.h>
@@ -56,29 +57,6 @@ static double medianTime(int reps, F&& f)
     std::vector<double> t;
     for (int r = 0; r < reps; ++r) t.push_back(timeOnce(f));
     return median(t);
-}
-
-//! Medians of short calls of several methods, measured in turns: rounds of a
-//! block of calls of each method, the order rotating each round, each block
-//! after a warm-up of a few ms. Loops of a fraction of a millisecond measured
-//! one method after the other varied with what ran before and with the
-//! machine's state over time (the same loop at 212 or 273 us from one run to
-//! the next, and OpenMP's threads spin for a while after its loops, taking a
-//! core from whoever runs next); in turns, every method sees the same.
-static std::vector<double> medianTimesInTurns(const std::vector<std::function<void()>>& methods, int rounds)
-{
-    const int perBlock = 25;
-    std::vector<std::vector<double>> t(methods.size());
-    for (int round = 0; round < rounds; ++round)
-        for (std::size_t j = 0; j < methods.size(); ++j) {
-            const std::size_t k = (j + static_cast<std::size_t>(round)) % methods.size();
-            const auto warmEnd = Clock::now() + std::chrono::milliseconds(5);
-            while (Clock::now() < warmEnd) methods[k]();
-            for (int c = 0; c < perBlock; ++c) t[k].push_back(timeOnce(methods[k]));
-        }
-    std::vector<double> m;
-    for (auto& v : t) m.push_back(median(v));
-    return m;
 }
 
 static double cpuSeconds()
@@ -136,6 +114,33 @@ static long fibTbb(int n)
     return a + b;
 }
 #endif
+
+//! A method measured by reportInTurns(): its name and one call.
+using Method = std::pair<std::string, std::function<void()>>;
+
+//! Reports the median time of one call of each method (in ms), measured in
+//! turns: rounds of a block of calls of each method, the order rotating each
+//! round, each block after a warm-up of a few ms. Loops of a fraction of a
+//! millisecond measured one method after the other varied with what ran
+//! before and with the machine's state over time (the same loop at 212 or
+//! 273 us from one run to the next, and OpenMP's threads spin for a while
+//! after its loops, taking a core from whoever runs next); in turns, every
+//! method sees the same.
+static void reportInTurns(const std::string& id, const std::string& work, const std::vector<Method>& methods,
+                          int rounds)
+{
+    const int perBlock = 25;
+    std::vector<std::vector<double>> t(methods.size());
+    for (int round = 0; round < rounds; ++round)
+        for (std::size_t j = 0; j < methods.size(); ++j) {
+            const std::size_t k = (j + static_cast<std::size_t>(round)) % methods.size();
+            const auto& call = methods[k].second;
+            const auto warmEnd = Clock::now() + std::chrono::milliseconds(5);
+            while (Clock::now() < warmEnd) call();
+            for (int c = 0; c < perBlock; ++c) t[k].push_back(timeOnce(call));
+        }
+    for (std::size_t k = 0; k < methods.size(); ++k) report(id, work, methods[k].first, 1e3 * median(t[k]), "ms");
+}
 
 int main(int argc, char** argv)
 {
@@ -242,25 +247,20 @@ int main(int argc, char** argv)
         report("P4", "CPU of the idle worker during a 1 s task", "RcppSpool ThreadPool", median(idle), "s");
     }
 
-    // ---- P5 and P6: in turns (see medianTimesInTurns()) ---------------------------------
+    // ---- P5 and P6: in turns (see reportInTurns()) -------------------------------------
     const std::ptrdiff_t nIter = 1000000;
     {
-        std::vector<std::string> names = {"RcppSpool parallelFor"};
-        std::vector<std::function<void()>> methods = {[&] { RcppSpool::parallelFor(0, nIter, opaque, nWorkers); }};
+        std::vector<Method> methods = {{"RcppSpool parallelFor", [&] { RcppSpool::parallelFor(0, nIter, opaque, nWorkers); }}};
 #ifdef HAVE_OPENMP
-        names.push_back("OpenMP static");
-        methods.push_back([&] {
+        methods.push_back({"OpenMP static", [&] {
 #pragma omp parallel for schedule(static) num_threads(nWorkers)
-            for (std::ptrdiff_t i = 0; i < nIter; ++i) opaque(i);
-        });
+                               for (std::ptrdiff_t i = 0; i < nIter; ++i) opaque(i);
+                           }});
 #endif
-        names.push_back("serial");
-        methods.push_back([&] {
-            for (std::ptrdiff_t i = 0; i < nIter; ++i) opaque(i);
-        });
-        const auto t = medianTimesInTurns(methods, reps + 3);
-        for (std::size_t k = 0; k < t.size(); ++k)
-            report("P5", "1e6-iteration loop, opaque body", names[k], 1e3 * t[k], "ms");
+        methods.push_back({"serial", [&] {
+                               for (std::ptrdiff_t i = 0; i < nIter; ++i) opaque(i);
+                           }});
+        reportInTurns("P5", "1e6-iteration loop, opaque body", methods, reps + 3);
     }
     // A body the compiler vectorises when it sees the inner loop: a range body
     // lets it (as OpenMP's loop does); an index body is called per index.
@@ -269,31 +269,21 @@ int main(int argc, char** argv)
         const double a = 1.0000001;
         double* xp = x.data();
         double* yp = y.data();
-        std::vector<std::string> names = {"RcppSpool parallelFor, range body", "RcppSpool parallelFor, index body"};
-        std::vector<std::function<void()>> methods = {
-            [=] {
-                RcppSpool::parallelFor(
-                    0, nIter,
-                    [=](std::ptrdiff_t b, std::ptrdiff_t e) {
-                        for (std::ptrdiff_t i = b; i < e; ++i) yp[i] = a * xp[i] + yp[i];
-                    },
-                    nWorkers);
-            },
-            [=] { RcppSpool::parallelFor(0, nIter, [=](std::ptrdiff_t i) { yp[i] = a * xp[i] + yp[i]; }, nWorkers); }};
+        auto axpy = [=](std::ptrdiff_t b, std::ptrdiff_t e) {
+            for (std::ptrdiff_t i = b; i < e; ++i) yp[i] = a * xp[i] + yp[i];
+        };
+        std::vector<Method> methods = {
+            {"RcppSpool parallelFor, range body", [=] { RcppSpool::parallelFor(0, nIter, axpy, nWorkers); }},
+            {"RcppSpool parallelFor, index body",
+             [=] { RcppSpool::parallelFor(0, nIter, [=](std::ptrdiff_t i) { yp[i] = a * xp[i] + yp[i]; }, nWorkers); }}};
 #ifdef HAVE_OPENMP
-        names.push_back("OpenMP static");
-        methods.push_back([=] {
+        methods.push_back({"OpenMP static", [=] {
 #pragma omp parallel for schedule(static) num_threads(nWorkers)
-            for (std::ptrdiff_t i = 0; i < nIter; ++i) yp[i] = a * xp[i] + yp[i];
-        });
+                               for (std::ptrdiff_t i = 0; i < nIter; ++i) yp[i] = a * xp[i] + yp[i];
+                           }});
 #endif
-        names.push_back("serial");
-        methods.push_back([=] {
-            for (std::ptrdiff_t i = 0; i < nIter; ++i) yp[i] = a * xp[i] + yp[i];
-        });
-        const auto t = medianTimesInTurns(methods, reps + 3);
-        for (std::size_t k = 0; k < t.size(); ++k)
-            report("P6", "1e6-iteration loop y = a x + y", names[k], 1e3 * t[k], "ms");
+        methods.push_back({"serial", [=] { axpy(0, nIter); }});
+        reportInTurns("P6", "1e6-iteration loop y = a x + y", methods, reps + 3);
         if (y[nIter / 2] < 0) std::printf("unreachable\n");  // keeps y alive
     }
 
