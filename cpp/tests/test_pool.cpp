@@ -460,6 +460,75 @@ TEST(WakeUps, ACompletionWakesOnlyTheThreadWaitingForIt)
     pool.setNumThreads(2);
 }
 
+TEST(WorkerSet, VisitsEveryMemberOnceFromAnyStart)
+{
+    RcppSpool::engine::WorkerSet set;
+    set.reset(130);  // three words
+    const std::vector<std::size_t> members{0, 5, 63, 64, 100, 129};
+    for (std::size_t i : members) set.insert(i);
+    set.insert(7);
+    set.erase(7);
+    EXPECT_EQ(set.size(), members.size());
+    for (std::uint64_t start : {0ull, 1ull, 63ull, 64ull, 70ull, 200ull, 0x9E3779B97F4A7C15ull}) {
+        std::vector<std::size_t> seen;
+        EXPECT_FALSE(set.forEach(start, [&](std::size_t i) {
+            seen.push_back(i);
+            return false;
+        }));
+        std::sort(seen.begin(), seen.end());
+        EXPECT_EQ(seen, members) << "start " << start;
+        // Stops at the first member for which f returns true.
+        int calls = 0;
+        EXPECT_TRUE(set.forEach(start, [&](std::size_t) { return ++calls == 2; }));
+        EXPECT_EQ(calls, 2);
+    }
+    set.reset(10);  // smaller: empty again, one word
+    EXPECT_EQ(set.size(), 0u);
+    EXPECT_FALSE(set.forEach(0, [](std::size_t) { return true; }));
+}
+
+TEST(WakeUps, AnIdlePoolsLookForWorkInspectsNoDeque)
+{
+    // A thread that looks for work (a searching worker, or one about to
+    // sleep) looks into the deques of the workers that pushed since they
+    // last went idle, not into all of them: with 64 workers it once read
+    // 64 deques before every sleep and at every turn of its search.
+    auto& pool = RcppSpool::ThreadPool::globalInstance();
+    pool.setNumThreads(64);
+    auto& s = pool.scheduler();
+    std::atomic<long> sum{0};
+    // Work pushed from inside tasks, on many workers, and loops.
+    for (int round = 0; round < 20; ++round) {
+        RcppSpool::TaskGroup g;
+        for (int k = 0; k < 64; ++k)
+            g.run([&] {
+                RcppSpool::TaskGroup inner;
+                for (int j = 0; j < 4; ++j) inner.run([&] { sum += 1; });
+                inner.wait();
+            });
+        g.wait();
+        RcppSpool::parallelFor(0, 1000, [&](std::ptrdiff_t i) { sum += i; });
+    }
+    EXPECT_EQ(sum.load(), 20L * (256 + 499500));
+    const auto deadline = Clock::now() + 10s;
+    while (s.workersThatMayHaveWork() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(s.workersThatMayHaveWork(), 0u);
+    // A worker that pushes is looked at until it goes idle again.
+    std::atomic<bool> go{false};
+    std::atomic<bool> childRan{false};
+    pool.push([&] {
+        RcppSpool::ThreadPool::globalInstance().push([&] { childRan = true; });
+        while (!go.load()) std::this_thread::yield();
+    });
+    const auto deadline2 = Clock::now() + 10s;
+    while (!childRan.load() && Clock::now() < deadline2) std::this_thread::yield();
+    EXPECT_TRUE(childRan.load());
+    EXPECT_GE(s.workersThatMayHaveWork(), 1u);
+    go = true;
+    pool.wait();
+    pool.setNumThreads(2);
+}
+
 TEST(ParallelFor, ThreeLevelsNestedFinishAllInnerWorkBeforeReturning)
 {
     const int n = 12;

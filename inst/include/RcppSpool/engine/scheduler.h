@@ -22,6 +22,7 @@
 #include "parking.h"
 #include "task.h"
 #include "work_deque.h"
+#include "worker_set.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -226,7 +227,7 @@ public:
         Worker* w = currentWorker();
         bump(counters(w).pushed, w);
         if (w) {
-            w->deque.push(t);
+            pushOwn(*w, t);
         } else if (ownsOutsideDeque()) {
             outside_.push(t);
         } else {
@@ -252,7 +253,11 @@ public:
         Task t;
         while (d->pop(t)) {
             if (!unneeded(static_cast<const Task&>(t))) {
-                d->push(t);  // the owner's top: where it was
+                // The owner's top: where it was.
+                if (w)
+                    pushOwn(*w, t);
+                else
+                    d->push(t);
                 return;
             }
             Counters& n = counters(w);
@@ -356,6 +361,9 @@ public:
     WakeUps wakeUps() const { return {idle_.wakeUps() + aside_.wakeUps(), waiters_.wakeUps(), aside_.wakeUps()}; }
     //! Workers asleep standing aside now (tests).
     int workersAsleepAside() const { return aside_.sleepers(); }
+    //! Workers whose deques a look for work inspects now: those that pushed
+    //! since they last went idle (tests; see hasVisibleWork()).
+    std::size_t workersThatMayHaveWork() const { return mayHaveWork_.size(); }
 
     //! One piece of work counted in `c` has finished: cascade through owned
     //! contexts (a task's children) and wake waiters when something is done.
@@ -611,6 +619,7 @@ public:
         std::size_t index = 0;
         std::uint64_t rng = 0;
         BlockCache blocks;  // touched by this worker's thread only
+        bool advertised = false;  // in mayHaveWork_ (this worker's thread only)
     };
     //! Whose worker the current thread is (per-thread runtime state).
     struct WorkerTls {
@@ -744,6 +753,7 @@ private:
     void start(std::size_t n)
     {
         stopping_.store(false, std::memory_order_seq_cst);
+        mayHaveWork_.reset(n);
         workers_.reset(new std::unique_ptr<Worker>[n]);
         workerCount_.store(n, std::memory_order_seq_cst);
         // A worker is hungry from the start: until its thread runs (which
@@ -774,13 +784,44 @@ private:
             if (workers_[i]->thread.joinable()) workers_[i]->thread.join();
     }
 
+    //! Is work queued that a worker could take? The last look of a thread
+    //! before it sleeps (after it listed itself as a sleeper): it looks into
+    //! the deques of the workers in mayHaveWork_ only, not into every one.
+    //! A worker that pushes inserts itself there after the push and before
+    //! it looks for sleepers (pushOwn(), then submit()), both sequentially
+    //! consistent, as is the load here: either this look sees the insert, and
+    //! the deque, or the pusher sees the sleeper and wakes it.
     bool hasVisibleWork() const
     {
         if (paused_.load(std::memory_order_seq_cst)) return false;
         if (injection_.size() > 0 || !outside_.empty()) return true;
-        for (std::size_t i = 0, n = numWorkers(); i < n; ++i)
-            if (!workers_[i]->deque.empty()) return true;
-        return false;
+        const std::size_t n = numWorkers();
+        return mayHaveWork_.forEach(
+            0, [&](std::size_t v) { return v < n && !workers_[v]->deque.empty(); }, std::memory_order_seq_cst);
+    }
+
+    //! Pushes onto worker `w`'s own deque (called on `w`'s thread).
+    void pushOwn(Worker& w, const Task& t)
+    {
+        w.deque.push(t);
+        advertise(w);
+    }
+    //! `w` may have queued work: puts it in mayHaveWork_ (after the push:
+    //! see hasVisibleWork()). Once per busy spell, not per push.
+    void advertise(Worker& w)
+    {
+        if (w.advertised) return;
+        w.advertised = true;
+        mayHaveWork_.insert(w.index);
+    }
+    //! `w` found no work and its deque is empty: out of mayHaveWork_ until
+    //! it pushes again. Only `w` pushes onto its deque, so nothing is
+    //! missed: the deque stays empty until `w` pushes, and then inserts.
+    void unadvertise(Worker& w)
+    {
+        if (!w.advertised || !w.deque.empty()) return;
+        w.advertised = false;
+        mayHaveWork_.erase(w.index);
     }
 
     //! A task for worker `w`, unless the pool is paused. A worker may pass
@@ -791,30 +832,32 @@ private:
     {
         if (!takeWork(w, out)) return false;
         if (paused_.load(std::memory_order_seq_cst)) {
-            w.deque.push(out);
+            pushOwn(w, out);
             return false;
         }
         return true;
     }
 
-    //! Own deque first (newest, cache-warm), then outside submissions, then a
-    //! random victim's oldest task.
+    //! Own deque first (newest, cache-warm), then outside submissions, then
+    //! the oldest task of a victim taken at random among the workers that
+    //! may have queued work (mayHaveWork_).
     bool takeWork(Worker& w, Task& out)
     {
         if (paused_.load(std::memory_order_relaxed)) return false;
         if (w.deque.pop(out)) return true;
         if (outside_.steal(out)) return true;
-        if (injection_.takeBatch(out, w.deque, kInjectionBatch)) return true;
+        if (injection_.takeBatch(out, w.deque, kInjectionBatch)) {
+            if (!w.deque.empty()) advertise(w);  // the rest of the batch
+            return true;
+        }
         const std::size_t n = numWorkers();
         if (n > 1) {
             w.rng ^= w.rng << 13;
             w.rng ^= w.rng >> 7;
             w.rng ^= w.rng << 17;
-            std::size_t start = static_cast<std::size_t>(w.rng % n);
-            for (std::size_t k = 0; k < n; ++k) {
-                std::size_t v = (start + k) % n;
-                if (v != w.index && workers_[v]->deque.steal(out)) return true;
-            }
+            return mayHaveWork_.forEach(w.rng, [&](std::size_t v) {
+                return v != w.index && v < n && workers_[v]->deque.steal(out);
+            });
         }
         return false;
     }
@@ -876,6 +919,7 @@ private:
             }
             woke = false;
             hunger.set(true);
+            unadvertise(w);
             // Search briefly: back-to-back loops and tasks arrive within
             // microseconds, and a futex wake-up costs more than that. Yield
             // while spinning, so that on a machine with as many workers as
@@ -953,6 +997,7 @@ private:
     std::unique_ptr<std::unique_ptr<Worker>[]> workers_;
     std::atomic<std::size_t> workerCount_{0};
     InjectionQueue injection_;
+    WorkerSet mayHaveWork_;  // workers that pushed since they last went idle (see hasVisibleWork())
     WorkDeque outside_;                        // see ownsOutsideDeque()
     std::atomic<const void*> outsideOwner_{nullptr};
     std::mutex drainMutex_;                    // held by dropQueued() (see releaseIdleMemory())
