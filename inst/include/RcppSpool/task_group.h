@@ -50,13 +50,14 @@ public:
     {
         const bool service = engine::onServiceThread();
         if (!sched_.forked())
-            sched_.waitUntil(&ctx_, [&] { return ctx_.done() || (service && engine::interruptRequested()); });
+            sched_.waitUntilOn(service, &ctx_, [&] { return ctx_.done() || (service && engine::interruptRequested()); });
         if (!ctx_.done()) {  // interrupted
             ctx_.cancel();
             sched_.waitUntil(&ctx_, [this] { return ctx_.done(); });
             ctx_.takeError();
         }
-        engine::endBlockingCall(ctx_.hasError() ? ctx_.takeError() : nullptr);
+        if (service || ctx_.hasError())  // else nothing to end (a recursion's common case)
+            engine::endBlockingCall(ctx_.hasError() ? ctx_.takeError() : nullptr, service);
         ctx_.uncancel();
     }
 

@@ -319,10 +319,11 @@ private:
 
 //! Ends a blocking call: on the host's service thread, lets the host finish
 //! (release output) and turns a pending interrupt into UserInterruptException,
-//! clearing it; otherwise rethrows `error`, if any.
-inline void endBlockingCall(std::exception_ptr error)
+//! clearing it; otherwise rethrows `error`, if any. `service`: the calling
+//! thread is the service thread (onServiceThread(), known to the caller).
+inline void endBlockingCall(std::exception_ptr error, bool service)
 {
-    if (onServiceThread()) {
+    if (service) {
         if (auto after = hostHooks().afterBlockingCall) after();
         if (interruptRequested()) {
             interruptFlag().store(false, std::memory_order_relaxed);
@@ -331,6 +332,8 @@ inline void endBlockingCall(std::exception_ptr error)
     }
     if (error) std::rethrow_exception(error);
 }
+//! The same, for a caller that has not asked onServiceThread().
+inline void endBlockingCall(std::exception_ptr error) { endBlockingCall(std::move(error), onServiceThread()); }
 
 //! Runs `f(i)` for i in [begin, end) (or `f(b, e)` for the chunks [b, e)
 //! the range is cut into: see isRangeBody) on the calling thread and up to

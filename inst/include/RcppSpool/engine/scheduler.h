@@ -234,8 +234,10 @@ public:
             injection_.push(t);
         }
         // A worker that is already looking for work will find this task; waking
-        // a sleeper too would only put a thread more on the cores.
-        if (searching_.load(std::memory_order_seq_cst) == 0) wakeWorker();
+        // a sleeper too would only put a thread more on the cores. Nobody
+        // asleep (the common case in a busy pool): nothing to call.
+        if (searching_.load(std::memory_order_seq_cst) == 0 && (idle_.sleepers() > 0 || aside_.sleepers() > 0))
+            wakeWorker();
     }
 
     //! Takes back from the top of the calling thread's own queue the tasks
@@ -281,7 +283,15 @@ public:
                    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
     {
         if (done()) return true;
-        const bool service = onServiceThread();
+        return waitUntilOn(onServiceThread(), key, done, deadline);
+    }
+    //! waitUntil() for a caller that already knows whether it runs on the
+    //! host's service thread (`service`: onServiceThread()), which costs a
+    //! call of the host's hook in R.
+    template <class Done>
+    bool waitUntilOn(bool service, const void* key, Done&& done,
+                     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
+    {
         const bool bounded = deadline != std::chrono::steady_clock::time_point::max();
         Worker* w = inlineMode() ? nullptr : currentWorker();
         // Only the service thread needs the clock (recursive waits are hot).
@@ -611,6 +621,9 @@ public:
     //! How often the host's service thread is serviced while it waits or works.
     static constexpr std::chrono::milliseconds kServicePeriod{10};
 
+private:
+    struct Counters;
+
 public:
     //! One worker thread, its deque and its steal order.
     struct Worker {
@@ -620,6 +633,8 @@ public:
         std::uint64_t rng = 0;
         BlockCache blocks;  // touched by this worker's thread only
         bool advertised = false;  // in mayHaveWork_ (this worker's thread only)
+        Counters* counters = nullptr;  // its task counts (see counters())
+        bool ownsCounters = false;     // no other worker counts there (see bump())
     };
     //! Whose worker the current thread is (per-thread runtime state).
     struct WorkerTls {
@@ -764,6 +779,8 @@ private:
             workers_[i].reset(new Worker);
             workers_[i]->index = i;
             workers_[i]->rng = 0x9E3779B97F4A7C15ull * (i + 1);
+            workers_[i]->counters = &counters_[1 + i % (kCounterSlots - 1)];
+            workers_[i]->ownsCounters = i < kCounterSlots - 1;
         }
         for (std::size_t i = 0; i < n; ++i) {
             try {
@@ -1016,12 +1033,15 @@ private:
         std::atomic<std::size_t> pushed{0}, started{0}, finished{0};
     };
     static constexpr std::size_t kCounterSlots = 64;
-    Counters& counters(Worker* w) { return counters_[w ? 1 + w->index % (kCounterSlots - 1) : 0]; }
+    //! Where `w` counts: slot 1 + index % 63, chosen once in start() (a
+    //! division at every count cost about 15% of a spawn); outside threads
+    //! count in slot 0.
+    Counters& counters(Worker* w) { return w ? *w->counters : counters_[0]; }
     //! A worker with a slot of its own counts with a plain store; shared slots
     //! (outside threads, workers beyond the slots) need an atomic increment.
     static void bump(std::atomic<std::size_t>& c, Worker* w)
     {
-        if (w && w->index < kCounterSlots - 1)
+        if (w && w->ownsCounters)
             c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         else
             c.fetch_add(1, std::memory_order_relaxed);

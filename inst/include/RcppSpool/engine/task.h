@@ -129,23 +129,40 @@ static_assert(std::is_trivially_copyable<Task>::value, "Task is copied bytewise"
 //! thieves and writes by the owner are well defined (and visible to TSan).
 class TaskSlot {
 public:
-    void store(const Task& t) noexcept
-    {
-        std::uint64_t w[kWords];
-        std::memcpy(w, &t, sizeof(Task));
-        for (std::size_t i = 0; i < kWords; ++i) words_[i].store(w[i], std::memory_order_relaxed);
-    }
+    void store(const Task& t) noexcept { storeWords(t, Words{}); }
     Task load() const noexcept
     {
-        std::uint64_t w[kWords];
-        for (std::size_t i = 0; i < kWords; ++i) w[i] = words_[i].load(std::memory_order_relaxed);
         Task t;
-        std::memcpy(&t, w, sizeof(Task));
+        loadWords(t, Words{});
         return t;
     }
 
 private:
     static constexpr std::size_t kWords = sizeof(Task) / sizeof(std::uint64_t);
+    using Words = std::make_index_sequence<kWords>;
+
+    // Word by word, unrolled (a loop through a buffer took twice the
+    // instructions: a slot is written and read once per task).
+    template <std::size_t... I>
+    void storeWords(const Task& t, std::index_sequence<I...>) noexcept
+    {
+        const auto* src = reinterpret_cast<const unsigned char*>(&t);
+        (words_[I].store(wordAt(src + I * 8), std::memory_order_relaxed), ...);
+    }
+    template <std::size_t... I>
+    void loadWords(Task& t, std::index_sequence<I...>) const noexcept
+    {
+        auto* dst = reinterpret_cast<unsigned char*>(&t);
+        (putWord(dst + I * 8, words_[I].load(std::memory_order_relaxed)), ...);
+    }
+    static std::uint64_t wordAt(const unsigned char* p) noexcept
+    {
+        std::uint64_t w;
+        std::memcpy(&w, p, sizeof(w));
+        return w;
+    }
+    static void putWord(unsigned char* p, std::uint64_t w) noexcept { std::memcpy(p, &w, sizeof(w)); }
+
     std::atomic<std::uint64_t> words_[kWords];
 };
 
