@@ -122,8 +122,10 @@ public:
         runDeferred();
         if (ready()) return true;
         if (!sched_ || sched_->forked()) return ready();
-        return sched_->waitUntil(this, [this] { return ready() || (onServiceThread() && interruptRequested()); },
-                                 deadline) && ready();
+        // Asked once, not at every look (a helping wait looks after every task).
+        const bool service = onServiceThread();
+        return sched_->waitUntilOn(service, this, [this, service] { return ready() || (service && interruptRequested()); },
+                                   deadline) && ready();
     }
 
     //! Moves the result out (or throws the task's exception). Call once, when ready.
