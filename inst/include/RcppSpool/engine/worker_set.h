@@ -32,7 +32,7 @@ public:
             capacity_ = words;
         }
         for (std::size_t k = 0; k < capacity_; ++k) words_[k].bits.store(0, std::memory_order_relaxed);
-        count_ = words;
+        count_.store(words, std::memory_order_relaxed);
     }
 
     //! Adds `i`. Sequentially consistent: a thread whose contains-check
@@ -55,12 +55,12 @@ public:
     template <class F>
     bool forEach(std::uint64_t start, F&& f, std::memory_order order = std::memory_order_relaxed) const
     {
-        const std::size_t n = count_;
+        const std::size_t n = count_.load(std::memory_order_relaxed);
         if (n == 0) return false;
-        const std::size_t firstWord = static_cast<std::size_t>((start >> 6) % n);
+        // No division on the common path: up to 64 workers, one word.
+        const std::size_t firstWord = n == 1 ? 0 : static_cast<std::size_t>((start >> 6) % n);
         const unsigned firstBit = static_cast<unsigned>(start & 63);
-        for (std::size_t k = 0; k < n; ++k) {
-            const std::size_t w = (firstWord + k) % n;
+        for (std::size_t k = 0, w = firstWord; k < n; ++k, w = w + 1 == n ? 0 : w + 1) {
             const std::uint64_t bits = words_[w].bits.load(order);
             if (!bits) continue;
             // The bits from firstBit up, then those below it.
@@ -74,7 +74,7 @@ public:
     std::size_t size() const noexcept
     {
         std::size_t s = 0;
-        for (std::size_t k = 0; k < count_; ++k)
+        for (std::size_t k = 0, n = count_.load(std::memory_order_relaxed); k < n; ++k)
             for (std::uint64_t b = words_[k].bits.load(std::memory_order_relaxed); b; b &= b - 1) ++s;
         return s;
     }
@@ -98,7 +98,7 @@ private:
 
     std::unique_ptr<Word[]> words_;
     std::size_t capacity_ = 0;  //!< words allocated
-    std::size_t count_ = 0;     //!< words in use
+    std::atomic<std::size_t> count_{0};  //!< words in use
 };
 
 }  // namespace engine
