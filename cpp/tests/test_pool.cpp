@@ -21,6 +21,8 @@
 #include <vector>
 
 #if !defined(_WIN32)
+#include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -528,6 +530,63 @@ TEST(WakeUps, AnIdlePoolsLookForWorkInspectsNoDeque)
     pool.wait();
     pool.setNumThreads(2);
 }
+
+#if !defined(_WIN32)
+namespace signal_masks {
+
+//! Whether the calling thread blocks `sig`.
+bool blocks(int sig)
+{
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, nullptr, &now);
+    return sigismember(&now, sig) == 1;
+}
+
+//! The signals sent to a whole process, which R handles on its main thread
+//! (SIGCHLD: parallel's handler for its forked children).
+const int kProcessSignals[] = {SIGCHLD, SIGINT, SIGPIPE, SIGUSR1, SIGTERM, SIGALRM};
+
+}  // namespace signal_masks
+
+TEST(Signals, PoolWorkersAndThreadsTakeNoSignalsMeantForTheProcess)
+{
+    // The kernel gives a signal sent to the process to any thread that does
+    // not block it. R's handlers must run on R's threads: parallel's SIGCHLD
+    // handler on a worker, racing the main thread over its list of children,
+    // crashed R while it collected future's multicore futures.
+    using signal_masks::blocks;
+    const bool callerBlockedChld = blocks(SIGCHLD);
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<int> arrived{0}, workersBlockingAll{0}, workersTakingFaults{0};
+    std::atomic<bool> go{false};
+    for (int k = 0; k < 2; ++k)
+        pool.push([&] {
+            bool all = true;
+            for (int sig : signal_masks::kProcessSignals) all = all && blocks(sig);
+            if (all) workersBlockingAll++;
+            if (!blocks(SIGSEGV) && !blocks(SIGBUS) && !blocks(SIGFPE)) workersTakingFaults++;
+            arrived++;
+            while (!go.load()) std::this_thread::yield();  // so that each task has its own worker
+        });
+    const auto deadline = Clock::now() + 10s;
+    while (arrived.load() < 2 && Clock::now() < deadline) std::this_thread::yield();
+    go = true;
+    pool.wait();
+    EXPECT_EQ(arrived.load(), 2);
+    EXPECT_EQ(workersBlockingAll.load(), 2);
+    EXPECT_EQ(workersTakingFaults.load(), 2);  // a fault still reaches a handler
+    bool threadBlocksAll = false;
+    RcppSpool::Thread t([&] {
+        threadBlocksAll = true;
+        for (int sig : signal_masks::kProcessSignals) threadBlocksAll = threadBlocksAll && blocks(sig);
+    });
+    t.join();
+    EXPECT_TRUE(threadBlocksAll);
+    // The thread that started them keeps its own mask.
+    EXPECT_EQ(blocks(SIGCHLD), callerBlockedChld);
+    EXPECT_FALSE(blocks(SIGINT));
+}
+#endif
 
 TEST(ParallelFor, ThreeLevelsNestedFinishAllInnerWorkBeforeReturning)
 {

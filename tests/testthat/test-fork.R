@@ -227,3 +227,33 @@ test_that("future's multicore workers run loops after the pool was used", {
   expect_identical(out[["mc"]], "1")  # future's own allotment
   expect_identical(out[["parent_after"]], "TRUE")
 })
+
+test_that("the pool's threads leave the process's signals to R's main thread", {
+  # The kernel gives a signal sent to the process (SIGCHLD when a forked child
+  # exits, SIGINT) to any thread that does not block it. parallel's SIGCHLD
+  # handler, run on a worker while R's main thread removed a child from the
+  # same list, crashed R once while it collected future's multicore futures
+  # (a segfault in rmChild()). Every thread the library starts blocks them.
+  skip_if_not(file.exists("/proc/self/task"), "no /proc/self/task here")
+  code <- c(
+    'suppressMessages(library(RcppSpool))',
+    'before <- list.files("/proc/self/task")  # R and whatever else it started (a BLAS\'s threads)',
+    'invisible(spoolTests::.spool_loop_threads(40L, 1, 2L))  # the global pool starts and runs',
+    '# SigBlk of each thread started since: bits of signals 1 to 20 (SIGINT',
+    '# is 2, SIGCHLD 17 on Linux).',
+    'tids <- setdiff(list.files("/proc/self/task"), before)',
+    'blocked <- vapply(tids, function(t) {',
+    '  st <- readLines(file.path("/proc/self/task", t, "status"))',
+    '  m <- sub("^SigBlk:\\\\s*", "", grep("^SigBlk:", st, value = TRUE))',
+    '  low <- strtoi(substring(m, nchar(m) - 4L), 16L)',
+    '  bitwAnd(low, bitwShiftL(1L, 17L - 1L)) != 0 && bitwAnd(low, bitwShiftL(1L, 2L - 1L)) != 0',
+    '}, NA)',
+    'names <- vapply(tids, function(t) readLines(file.path("/proc/self/task", t, "comm")), "")',
+    'cat("threads=", length(tids), "\\n", sep = "")',
+    'cat("blocking=", sum(blocked), "\\n", sep = "")',
+    'cat("open=", paste(names[!blocked], collapse = ","), "\\n", sep = "")'
+  )
+  out <- kv(run_ok(code))
+  expect_gte(as.integer(out[["threads"]]), 1L)  # the pool's workers
+  expect_identical(out[["blocking"]], out[["threads"]], info = out[["open"]])
+})

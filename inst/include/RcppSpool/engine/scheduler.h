@@ -20,6 +20,7 @@
 #include "fork_guard.h"
 #include "host_hooks.h"
 #include "parking.h"
+#include "signal_mask.h"
 #include "task.h"
 #include "work_deque.h"
 #include "worker_set.h"
@@ -782,6 +783,7 @@ private:
             workers_[i]->counters = &counters_[1 + i % (kCounterSlots - 1)];
             workers_[i]->ownsCounters = i < kCounterSlots - 1;
         }
+        AsyncSignalsBlocked inherited;  // by the workers: the process's signals go to R's threads
         for (std::size_t i = 0; i < n; ++i) {
             try {
                 workers_[i]->thread = std::thread([this, i] { workerLoop(*workers_[i]); });
