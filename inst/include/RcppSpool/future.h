@@ -100,8 +100,9 @@ public:
         if (state_->isDeferred()) return std::future_status::deferred;
         auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now());
-        bool ok = state_->wait(deadline);
-        finishWait();
+        const bool service = engine::onServiceThread();
+        bool ok = state_->wait(service, deadline);
+        engine::endBlockingCall(nullptr, service);  // the wait may have seen the user's interrupt
         return ok ? std::future_status::ready : std::future_status::timeout;
     }
 
@@ -165,11 +166,10 @@ private:
     // before the interrupt is reported.
     void waitOrThrow() const
     {
-        if (!state_->wait()) state_->abandonAndWait();
-        finishWait();
+        const bool service = engine::onServiceThread();
+        if (!state_->wait(service)) state_->abandonAndWait();
+        engine::endBlockingCall(nullptr, service);  // the wait may have seen the user's interrupt
     }
-    // A wait on R's main thread may have seen the user's interrupt.
-    static void finishWait() { engine::endBlockingCall(nullptr); }
     [[gnu::noinline]] void reset() noexcept
     {
         if (call_) {
@@ -185,7 +185,7 @@ private:
             }
         }
         if (!state_) return;
-        if (state_->isDeferred() || !state_->wait()) state_->abandonAndWait();
+        if (state_->isDeferred() || !state_->wait(engine::onServiceThread())) state_->abandonAndWait();
         std::exchange(state_, nullptr)->release();
     }
 

@@ -56,8 +56,12 @@ public:
             sched_.waitUntil(&ctx_, [this] { return ctx_.done(); });
             ctx_.takeError();
         }
-        if (service || ctx_.hasError())  // else nothing to end (a recursion's common case)
-            engine::endBlockingCall(ctx_.hasError() ? ctx_.takeError() : nullptr, service);
+        // Off the service thread and without an error there is nothing to end
+        // (a recursion's common case).
+        if (ctx_.hasError())
+            engine::endBlockingCall(ctx_.takeError(), service);
+        else if (service)
+            engine::endBlockingCall(nullptr, service);
         ctx_.uncancel();
     }
 

@@ -116,14 +116,15 @@ public:
     }
 
     //! Waits (helping, or servicing the host) until ready. Returns false if
-    //! the deadline passed first.
-    bool wait(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
+    //! the deadline passed first. `service`: the caller is the host's service
+    //! thread (onServiceThread(), asked once by the caller, not at every look
+    //! of the wait: a helping wait looks after every task it runs).
+    bool wait(bool service,
+              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
     {
         runDeferred();
         if (ready()) return true;
         if (!sched_ || sched_->forked()) return ready();
-        // Asked once, not at every look (a helping wait looks after every task).
-        const bool service = onServiceThread();
         return sched_->waitUntilOn(service, this, [this, service] { return ready() || (service && interruptRequested()); },
                                    deadline) && ready();
     }

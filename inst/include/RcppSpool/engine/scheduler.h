@@ -235,10 +235,8 @@ public:
             injection_.push(t);
         }
         // A worker that is already looking for work will find this task; waking
-        // a sleeper too would only put a thread more on the cores. Nobody
-        // asleep (the common case in a busy pool): nothing to call.
-        if (searching_.load(std::memory_order_seq_cst) == 0 && (idle_.sleepers() > 0 || aside_.sleepers() > 0))
-            wakeWorker();
+        // a sleeper too would only put a thread more on the cores.
+        if (searching_.load(std::memory_order_seq_cst) == 0) wakeWorker();
     }
 
     //! Takes back from the top of the calling thread's own queue the tasks
@@ -635,7 +633,6 @@ public:
         BlockCache blocks;  // touched by this worker's thread only
         bool advertised = false;  // in mayHaveWork_ (this worker's thread only)
         Counters* counters = nullptr;  // its task counts (see counters())
-        bool ownsCounters = false;     // no other worker counts there (see bump())
     };
     //! Whose worker the current thread is (per-thread runtime state).
     struct WorkerTls {
@@ -781,7 +778,6 @@ private:
             workers_[i]->index = i;
             workers_[i]->rng = 0x9E3779B97F4A7C15ull * (i + 1);
             workers_[i]->counters = &counters_[1 + i % (kCounterSlots - 1)];
-            workers_[i]->ownsCounters = i < kCounterSlots - 1;
         }
         AsyncSignalsBlocked inherited;  // by the workers: the process's signals go to R's threads
         for (std::size_t i = 0; i < n; ++i) {
@@ -895,6 +891,13 @@ private:
     //! Wakes an idle worker for new work, or, if none sleeps, a worker that
     //! went to sleep standing aside and no longer has to (see outsideLeaves()).
     void wakeWorker()
+    {
+        // Nobody asleep (the common case in a busy pool, checked at every
+        // push): nothing to do, and no call.
+        if (idle_.sleepers() == 0 && aside_.sleepers() == 0) return;
+        wakeSleeper();
+    }
+    [[gnu::noinline]] void wakeSleeper()
     {
         if (idle_.notifyOne()) return;
         // More sleep aside than stand aside now: wake them all; those still
@@ -1043,7 +1046,7 @@ private:
     //! (outside threads, workers beyond the slots) need an atomic increment.
     static void bump(std::atomic<std::size_t>& c, Worker* w)
     {
-        if (w && w->ownsCounters)
+        if (w && w->index < kCounterSlots - 1)
             c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         else
             c.fetch_add(1, std::memory_order_relaxed);

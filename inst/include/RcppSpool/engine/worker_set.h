@@ -22,8 +22,10 @@ class WorkerSet {
 public:
     static constexpr std::size_t kBitsPerWord = 64;
 
-    //! Makes the set empty, able to hold indices 0 to n - 1. Not concurrent
-    //! with any other use (the scheduler calls it while it has no workers).
+    //! Makes the set empty, able to hold indices 0 to n - 1. The scheduler
+    //! calls it while it has no workers; a thread outside the pool may still
+    //! look (as it may read the workers' array): the word count is atomic,
+    //! and the words are reallocated only when the set must grow.
     void reset(std::size_t n)
     {
         const std::size_t words = (n + kBitsPerWord - 1) / kBitsPerWord;
