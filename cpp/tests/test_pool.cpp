@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -309,12 +310,15 @@ namespace wake_ups {
 
 //! Keeps both workers of a 2-worker pool busy, each in a task, until
 //! release() (or the destructor, so that a failed assertion does not leave
-//! tasks spinning on a destroyed flag).
+//! tasks spinning on a destroyed flag). Each task first calls `onArrival`
+//! (on its worker), if given.
 class BothWorkersHeld {
 public:
-    explicit BothWorkersHeld(RcppSpool::ThreadPool& pool) : pool_(pool)
+    explicit BothWorkersHeld(RcppSpool::ThreadPool& pool, std::function<void()> onArrival = nullptr)
+        : pool_(pool), onArrival_(std::move(onArrival))
     {
         auto hold = [this] {
+            if (onArrival_) onArrival_();
             arrived_++;
             while (!go_.load()) std::this_thread::yield();
         };
@@ -338,6 +342,7 @@ public:
 
 private:
     RcppSpool::ThreadPool& pool_;
+    const std::function<void()> onArrival_;
     std::atomic<int> arrived_{0};
     std::atomic<bool> go_{false};
 };
@@ -557,22 +562,16 @@ TEST(Signals, PoolWorkersAndThreadsTakeNoSignalsMeantForTheProcess)
     using signal_masks::blocks;
     const bool callerBlockedChld = blocks(SIGCHLD);
     RcppSpool::ThreadPool pool(2);
-    std::atomic<int> arrived{0}, workersBlockingAll{0}, workersTakingFaults{0};
-    std::atomic<bool> go{false};
-    for (int k = 0; k < 2; ++k)
-        pool.push([&] {
+    std::atomic<int> workersBlockingAll{0}, workersTakingFaults{0};
+    {
+        wake_ups::BothWorkersHeld held(pool, [&] {  // each worker checks its own mask
             bool all = true;
             for (int sig : signal_masks::kProcessSignals) all = all && blocks(sig);
             if (all) workersBlockingAll++;
             if (!blocks(SIGSEGV) && !blocks(SIGBUS) && !blocks(SIGFPE)) workersTakingFaults++;
-            arrived++;
-            while (!go.load()) std::this_thread::yield();  // so that each task has its own worker
         });
-    const auto deadline = Clock::now() + 10s;
-    while (arrived.load() < 2 && Clock::now() < deadline) std::this_thread::yield();
-    go = true;
-    pool.wait();
-    EXPECT_EQ(arrived.load(), 2);
+        ASSERT_TRUE(held.holding());
+    }
     EXPECT_EQ(workersBlockingAll.load(), 2);
     EXPECT_EQ(workersTakingFaults.load(), 2);  // a fault still reaches a handler
     bool threadBlocksAll = false;
