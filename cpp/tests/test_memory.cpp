@@ -19,7 +19,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -286,4 +288,46 @@ TEST(Memory, BuffersRetiredReusedAndFreedWhileThievesWork)
     }
     std::printf("[ memory   ] %d rounds of bursts with retiring, reusing and freeing at every idle moment "
                 "(%d tasks dropped by dropQueued())\n", rounds, dropped);
+}
+
+namespace {
+// Over-aligned, as a loop's state is (members on their own cache lines).
+struct alignas(64) CacheLineObject : RcppSpool::engine::CacheLineAllocated {
+    unsigned char bytes[200];
+};
+struct alignas(128) TwoLineObject : RcppSpool::engine::CacheLineAllocated {
+    std::atomic<int> a{0};
+    virtual ~TwoLineObject() = default;
+};
+struct TwoLineChild : TwoLineObject {
+    std::vector<int> v = std::vector<int>(10, 1);
+};
+}  // namespace
+
+TEST(Memory, CacheLineAllocatedObjectsAndArraysAreAlignedAndFreed)
+{
+    // Loops are allocated through CacheLineAllocated (malloc's fast path,
+    // aligned by hand, instead of memalign). Every object and array must
+    // start on its alignment; the sanitizer builds check that the whole
+    // object is writable and that delete frees what new took.
+    std::vector<CacheLineObject*> singles;
+    std::vector<CacheLineObject*> arrays;
+    std::vector<TwoLineObject*> derived;
+    for (int i = 0; i < 1000; ++i) {
+        singles.push_back(new CacheLineObject);
+        arrays.push_back(new CacheLineObject[static_cast<std::size_t>(1 + i % 7)]);
+        derived.push_back(new TwoLineChild);
+    }
+    for (int i = 0; i < 1000; ++i) {
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(singles[i]) % 64, 0u);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arrays[i]) % 64, 0u);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(derived[i]) % 128, 0u);
+        std::memset(singles[i]->bytes, i & 0xff, sizeof singles[i]->bytes);
+        for (int k = 0; k < 1 + i % 7; ++k) std::memset(arrays[i][k].bytes, k, sizeof arrays[i][k].bytes);
+    }
+    for (int i = 0; i < 1000; ++i) {
+        delete singles[i];
+        delete[] arrays[i];
+        delete derived[i];  // through the base: the virtual destructor finds the same operator delete
+    }
 }

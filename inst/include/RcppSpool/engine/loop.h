@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "aligned_new.h"
 #include "context.h"
 #include "host_hooks.h"
 #include "scheduler.h"
@@ -46,7 +47,7 @@ namespace engine {
 //! checks whether the loop was cancelled (an exception, the user's interrupt,
 //! an enclosing cancellation). A ticket that arrives when nothing is left
 //! costs a few atomic operations.
-class LoopBase {
+class LoopBase : public CacheLineAllocated {
 public:
     //! `parentContext`: what the loop belongs to (it is cancelled with it);
     //! `counted`: where work pushed by iterations run on tickets is counted,
@@ -152,7 +153,7 @@ private:
     };
 
     //! One participant's share of the range: [next, end), taken from the front.
-    struct alignas(64) Block {
+    struct alignas(64) Block : CacheLineAllocated {
         std::atomic<std::ptrdiff_t> next{0};
         std::ptrdiff_t end = 0;
     };
