@@ -803,6 +803,58 @@ TEST(OptionalAsync, ACallThatAnIdleWorkerCouldTakeIsQueued)
     }).get();
 }
 
+namespace optional_async {
+// Spawns `n` calls from a frame deeper than its caller's.
+[[gnu::noinline]] std::vector<RcppSpool::Future<int>> spawnFromDeeper(int n)
+{
+    volatile char pad[256];  // a frame that is surely deeper
+    pad[0] = 0;
+    if (pad[0] != 0) return {};
+    std::vector<RcppSpool::Future<int>> f;
+    for (int i = 0; i < n; ++i) f.push_back(RcppSpool::async(std::launch::async | std::launch::deferred, [i] { return i; }));
+    return f;
+}
+}  // namespace optional_async
+
+TEST(OptionalAsync, ALoopOfCallsFromOneFunctionIsQueuedAndDeeperCallsAreKept)
+{
+    // A loop that spawns many calls from one frame (the root of a tree with
+    // 100,000 children) had all but its first two calls kept on its thread
+    // while the other worker was busy: out of every thief's reach once that
+    // worker ran dry (uts, fine grain: 0.37x sequential speed). They must be
+    // queued, as the first ones are; calls from deeper frames, with the
+    // worker's deque long and nobody hungry, are still kept.
+    auto& pool = RcppSpool::ThreadPool::globalInstance();
+    pool.setNumThreads(2);
+    RcppSpool::async(std::launch::async, [&] {
+        std::atomic<bool> busy{false}, release{false};
+        auto spinner = RcppSpool::async(std::launch::async, [&] {
+            busy = true;
+            while (!release) std::this_thread::yield();
+        });
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while ((!busy || pool.scheduler().hungryWorkers() != 0) && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(1ms);
+        ASSERT_TRUE(busy.load());
+        ASSERT_EQ(pool.scheduler().hungryWorkers(), 0);
+        const std::size_t before = pool.scheduler().tasksPushed();
+        std::vector<RcppSpool::Future<int>> siblings;
+        for (int i = 0; i < 200; ++i)
+            siblings.push_back(RcppSpool::async(std::launch::async | std::launch::deferred, [i] { return i; }));
+        const std::size_t queued = pool.scheduler().tasksPushed() - before;
+        auto deeper = optional_async::spawnFromDeeper(50);
+        const std::size_t queuedDeeper = pool.scheduler().tasksPushed() - before - queued;
+        release = true;
+        spinner.get();
+        EXPECT_EQ(queued, 200u) << "calls spawned in a loop from one frame";
+        EXPECT_EQ(queuedDeeper, 0u) << "calls from a deeper frame, the deque long, nobody hungry";
+        int sum = 0;
+        for (auto& f : siblings) sum += f.get();
+        for (auto& f : deeper) sum += f.get();
+        EXPECT_EQ(sum, 199 * 200 / 2 + 49 * 50 / 2);
+    }).get();
+}
+
 // Fine-grained recursion: a call per node of fib, no cutoff. Right result,
 // it spreads over both workers, and most calls are plain calls, not tasks.
 // (A plain function: a std::function is 48 bytes with libc++, and a callable

@@ -84,15 +84,19 @@ auto async(F&& f, Args&&... args)
 //!   choose per call. Called on a worker of the pool that already has tasks
 //!   of its own queued (kLazyDepth, 2) while no worker is hungry (searching
 //!   for work, asleep for want of it, or waiting for a result with nothing
-//!   to help with), the call is deferred: it runs as a plain call in
+//!   to help with), from deeper in the stack than the last call that worker
+//!   queued, the call is deferred: it runs as a plain call in
 //!   get() or wait() (or wait_for()), or when the Future is destroyed, on the
 //!   thread that holds the Future; no work is lost. Otherwise (on any other
-//!   thread, or when a worker could take it) it is queued. Recursive code
+//!   thread, when a worker could take it, or from the frame that queued the
+//!   last call, or a shallower one) it is queued. Recursive code
 //!   (fib, quicksort, branch and bound) thus costs about a plain call per
 //!   spawn once every worker is busy, and still spreads: a hungry worker
-//!   gets the next spawn. A loop that spawns many calls from one task keeps
-//!   most of them on that task's thread: use TaskGroup, parallelFor or
-//!   `std::launch::async` there. Callables larger than 48 bytes are queued.
+//!   gets the next spawn, and the calls queued are those near the root of
+//!   the recursion (the big ones), where thieves find them. A loop that
+//!   spawns many calls from one function queues them all, as
+//!   `std::launch::async` would: kept on its thread, they would be out of
+//!   every thief's reach. Callables larger than 48 bytes are queued.
 template <class F, class... Args>
 auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
 {
@@ -104,7 +108,8 @@ auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf
         auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
         using Call = decltype(call);
         if constexpr (engine::DeferredCall<R>::template fits<Call>) {
-            if (mayDefer && pool.scheduler().prefersCallerRuns())
+            const char frame = 0;  // where in the stack the spawn is (see prefersCallerRuns())
+            if (mayDefer && pool.scheduler().prefersCallerRuns(&frame))
                 return Future<R>(engine::deferTag, std::move(call));
         }
         return pool.pushReturn(std::move(call));
