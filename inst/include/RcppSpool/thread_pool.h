@@ -26,20 +26,25 @@ namespace detail {
 //! Arguments stored by value next to a callable. An aggregate rather than
 //! std::tuple because std::tuple is never trivially copyable, and trivially
 //! copyable closures travel without allocation (engine/task.h).
+//! At least one argument (see BoundCall<F>); the last holds no empty
+//! ArgPack<> (a byte, and padding to the next multiple of its alignment).
 template <class... A>
 struct ArgPack;
-template <>
-struct ArgPack<> {
+template <class H>
+struct ArgPack<H> {
+    H head;
     template <bool Move, class F, class... X>
     decltype(auto) apply(F& f, X&&... x)
     {
-        return std::invoke(f, std::forward<X>(x)...);
+        if constexpr (Move)
+            return std::invoke(f, std::forward<X>(x)..., std::move(head));
+        else
+            return std::invoke(f, std::forward<X>(x)..., head);
     }
 };
-template <class H, class... T>
-struct ArgPack<H, T...> {
+template <class H, class T1, class... T>
+struct ArgPack<H, T1, T...> {
     H head;
-    ArgPack<T...> tail;
     template <bool Move, class F, class... X>
     decltype(auto) apply(F& f, X&&... x)
     {
@@ -48,12 +53,17 @@ struct ArgPack<H, T...> {
         else
             return tail.template apply<Move>(f, std::forward<X>(x)..., head);
     }
+    ArgPack<T1, T...> tail;
 };
-inline ArgPack<> packArgs() { return {}; }
-template <class H, class... T>
-ArgPack<std::decay_t<H>, std::decay_t<T>...> packArgs(H&& h, T&&... t)
+template <class H>
+ArgPack<std::decay_t<H>> packArgs(H&& h)
 {
-    return {std::forward<H>(h), packArgs(std::forward<T>(t)...)};
+    return {std::forward<H>(h)};
+}
+template <class H, class T1, class... T>
+ArgPack<std::decay_t<H>, std::decay_t<T1>, std::decay_t<T>...> packArgs(H&& h, T1&& t1, T&&... t)
+{
+    return {std::forward<H>(h), packArgs(std::forward<T1>(t1), std::forward<T>(t)...)};
 }
 
 //! `f(args...)` with f and args decay-copied, as std::thread and std::async do.
@@ -67,10 +77,23 @@ struct BoundCall {
     static constexpr bool byMove = std::is_invocable_v<F&, A&&...>;
     decltype(auto) operator()() { return args.template apply<byMove>(f); }
 };
+//! Without arguments, the callable alone: an empty ArgPack<> member would
+//! add a byte and its padding (a lambda of 48 bytes became 56, too large to
+//! be kept in a Future by async(async | deferred), and every call of
+//! knapsack's branch and bound was queued).
+template <class F>
+struct BoundCall<F> {
+    F f;
+    static constexpr bool byMove = true;
+    decltype(auto) operator()() { return std::invoke(f); }
+};
 template <class F, class... A>
 BoundCall<std::decay_t<F>, std::decay_t<A>...> bind(F&& f, A&&... a)
 {
-    return {std::forward<F>(f), packArgs(std::forward<A>(a)...)};
+    if constexpr (sizeof...(A) == 0)
+        return {std::forward<F>(f)};
+    else
+        return {std::forward<F>(f), packArgs(std::forward<A>(a)...)};
 }
 
 template <class F, class... A>
