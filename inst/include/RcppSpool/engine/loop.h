@@ -43,9 +43,9 @@ namespace engine {
 //! threads, OpenMP's dynamic schedule 1.93x; plain static halves give 1.65x,
 //! as the first half holds the largest rows). Unless nBatches is given,
 //! chunks of 256 iterations or more end on a multiple of 64 (counted from
-//! index 0), so that vectorised range bodies see aligned data. Before each chunk a participant
-//! checks whether the loop was cancelled (an exception, the user's interrupt,
-//! an enclosing cancellation). A ticket that arrives when nothing is left
+//! index 0), so that vectorised range bodies see aligned data. Before each
+//! chunk a participant checks whether the loop was cancelled (an exception,
+//! the user's interrupt, an enclosing cancellation). A ticket that arrives when nothing is left
 //! costs a few atomic operations.
 class LoopBase : public CacheLineAllocated {
 public:
