@@ -25,75 +25,55 @@ namespace detail {
 
 //! Arguments stored by value next to a callable. An aggregate rather than
 //! std::tuple because std::tuple is never trivially copyable, and trivially
-//! copyable closures travel without allocation (engine/task.h).
-//! At least one argument (see BoundCall<F>); the last holds no empty
-//! ArgPack<> (a byte, and padding to the next multiple of its alignment).
+//! copyable closures travel without allocation (engine/task.h). The rest of
+//! the arguments is a base, not a member, so that the empty pack at the end
+//! takes no room: as a member it took a byte and its padding (a lambda of
+//! 48 bytes became 56, too large for a Future to keep in place, and
+//! async(async | deferred) queued every branch of knapsack's search).
 template <class... A>
 struct ArgPack;
-template <class H>
-struct ArgPack<H> {
-    H head;
+template <>
+struct ArgPack<> {
     template <bool Move, class F, class... X>
     decltype(auto) apply(F& f, X&&... x)
     {
-        if constexpr (Move)
-            return std::invoke(f, std::forward<X>(x)..., std::move(head));
-        else
-            return std::invoke(f, std::forward<X>(x)..., head);
+        return std::invoke(f, std::forward<X>(x)...);
     }
 };
-template <class H, class T1, class... T>
-struct ArgPack<H, T1, T...> {
+template <class H, class... T>
+struct ArgPack<H, T...> : ArgPack<T...> {
     H head;
     template <bool Move, class F, class... X>
     decltype(auto) apply(F& f, X&&... x)
     {
+        ArgPack<T...>& tail = *this;
         if constexpr (Move)
             return tail.template apply<Move>(f, std::forward<X>(x)..., std::move(head));
         else
             return tail.template apply<Move>(f, std::forward<X>(x)..., head);
     }
-    ArgPack<T1, T...> tail;
 };
-template <class H>
-ArgPack<std::decay_t<H>> packArgs(H&& h)
+inline ArgPack<> packArgs() { return {}; }
+template <class H, class... T>
+ArgPack<std::decay_t<H>, std::decay_t<T>...> packArgs(H&& h, T&&... t)
 {
-    return {std::forward<H>(h)};
-}
-template <class H, class T1, class... T>
-ArgPack<std::decay_t<H>, std::decay_t<T1>, std::decay_t<T>...> packArgs(H&& h, T1&& t1, T&&... t)
-{
-    return {std::forward<H>(h), packArgs(std::forward<T1>(t1), std::forward<T>(t)...)};
+    return {packArgs(std::forward<T>(t)...), std::forward<H>(h)};
 }
 
 //! `f(args...)` with f and args decay-copied, as std::thread and std::async do.
 template <class F, class... A>
-struct BoundCall {
+struct BoundCall : ArgPack<A...> {
     F f;
-    ArgPack<A...> args;
     //! Arguments are passed as rvalues, as std::thread passes them, unless f
     //! cannot take them so (a parameter `T&`); then as lvalues, as std::bind
     //! (and so RcppThread) passes them.
     static constexpr bool byMove = std::is_invocable_v<F&, A&&...>;
-    decltype(auto) operator()() { return args.template apply<byMove>(f); }
-};
-//! Without arguments, the callable alone: an empty ArgPack<> member would
-//! add a byte and its padding (a lambda of 48 bytes became 56, too large to
-//! be kept in a Future by async(async | deferred), and every call of
-//! knapsack's branch and bound was queued).
-template <class F>
-struct BoundCall<F> {
-    F f;
-    static constexpr bool byMove = true;
-    decltype(auto) operator()() { return std::invoke(f); }
+    decltype(auto) operator()() { return this->template apply<byMove>(f); }
 };
 template <class F, class... A>
 BoundCall<std::decay_t<F>, std::decay_t<A>...> bind(F&& f, A&&... a)
 {
-    if constexpr (sizeof...(A) == 0)
-        return {std::forward<F>(f)};
-    else
-        return {std::forward<F>(f), packArgs(std::forward<A>(a)...)};
+    return {packArgs(std::forward<A>(a)...), std::forward<F>(f)};
 }
 
 template <class F, class... A>
