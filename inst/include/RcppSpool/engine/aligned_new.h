@@ -18,17 +18,13 @@ namespace engine {
 //! per-thread cache: every parallel loop's state took the arena's lock and
 //! its bookkeeping (a tenth of a 2-item blocking loop's time on the calling
 //! thread, in perf). malloc's fast path costs ~10 ns; the price is up to
-//! `align` bytes more per object.
+//! `align` bytes more per object. Only for over-aligned types: `new` of
+//! any other type derived from it does not compile.
 struct CacheLineAllocated {
     static void* operator new(std::size_t bytes, std::align_val_t align) { return allocate(bytes, align); }
     static void* operator new[](std::size_t bytes, std::align_val_t align) { return allocate(bytes, align); }
     static void operator delete(void* p, std::align_val_t) noexcept { release(p); }
     static void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
-    // Types that are not over-aligned: the global operators.
-    static void* operator new(std::size_t bytes) { return ::operator new(bytes); }
-    static void* operator new[](std::size_t bytes) { return ::operator new[](bytes); }
-    static void operator delete(void* p) noexcept { ::operator delete(p); }
-    static void operator delete[](void* p) noexcept { ::operator delete[](p); }
 
 private:
     static void* allocate(std::size_t bytes, std::align_val_t align)
