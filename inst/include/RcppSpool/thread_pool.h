@@ -111,11 +111,10 @@ public:
     //! It starts with defaultThreads() workers; setNumThreads() on it works
     //! before and after first use. Its destruction at exit waits only for
     //! running tasks.
-    RCPPSPOOL_HIDDEN static ThreadPool& globalInstance()
-    {
-        static ThreadPool* const pool = engine::runtime::state<ThreadPool, engine::runtime::Slot::globalPool>();
-        return *pool;
-    }
+    //! In a package whose headers' ABI version the installed RcppSpool
+    //! package does not serve, it borrows that package's workers instead of
+    //! starting threads of its own (see engine/thread_lender.h).
+    RCPPSPOOL_HIDDEN static ThreadPool& globalInstance();
 
     //! Queues `f(args...)`; f and args are decay-copied. Returns at once.
     template <class F, class... Args>
@@ -230,6 +229,14 @@ public:
     engine::Scheduler& scheduler() { return *sched_; }
 
 private:
+    //! The global pool: defaultThreads() workers, lent by the process's
+    //! runtime when this shared object cannot share it.
+    struct Global;
+    ThreadPool(std::size_t nWorkers, const engine::ThreadLender* lender)
+        : sched_(new engine::Scheduler(checkCount(nWorkers), lender))
+    {
+    }
+
     static std::size_t checkCount(std::size_t n)
     {
         if (n > 1024) throw std::invalid_argument("RcppSpool: a pool has 0 to 1024 workers, not " + std::to_string(n));
@@ -280,6 +287,16 @@ private:
     std::unique_ptr<engine::Scheduler> sched_;
     std::size_t joinedWorkers_ = 0;  // workers to restart after join(), if any
 };
+
+struct ThreadPool::Global : ThreadPool {
+    Global() : ThreadPool(defaultThreads(), engine::runtime::threadLender()) {}
+};
+
+RCPPSPOOL_HIDDEN inline ThreadPool& ThreadPool::globalInstance()
+{
+    static ThreadPool* const pool = engine::runtime::state<Global, engine::runtime::Slot::globalPool>();
+    return *pool;
+}
 
 }  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../abi.h"
+#include "thread_lender.h"
 
 #include <condition_variable>
 #include <cstddef>
@@ -103,6 +104,23 @@ RCPPSPOOL_HIDDEN inline const Table* sharedTable() noexcept
 {
     static const Table* const table = findSharedTable();
     return table;
+}
+
+//! A runtime that lends this shared object its threads when it cannot share
+//! its state (another ABI version: see ThreadLender), or null. Defined by
+//! the host, like findSharedTable().
+#ifdef RCPPSPOOL_STANDALONE
+inline const ThreadLender* findThreadLender() noexcept { return nullptr; }
+#else
+inline const ThreadLender* findThreadLender() noexcept;
+#endif
+
+//! The lender this shared object's global pool borrows its workers from,
+//! decided once (after sharedTable(): never both).
+RCPPSPOOL_HIDDEN inline const ThreadLender* threadLender() noexcept
+{
+    static const ThreadLender* const lender = sharedTable() ? nullptr : findThreadLender();
+    return lender;
 }
 
 //! The piece of state `S` of type T: the shared runtime's, else this shared

@@ -22,6 +22,7 @@
 #include "parking.h"
 #include "signal_mask.h"
 #include "task.h"
+#include "thread_lender.h"
 #include "work_deque.h"
 #include "worker_set.h"
 
@@ -171,7 +172,14 @@ private:
 //! (host_hooks.h) tell it which thread to keep responsive.
 class Scheduler {
 public:
-    explicit Scheduler(std::size_t nWorkers) : generation_(forkGeneration()) { start(nWorkers); }
+    //! A scheduler with `nWorkers` workers: threads of its own, or, with a
+    //! `lender`, the lender's threads, borrowed while there is work (see
+    //! "lent workers" below). The lender must outlive the scheduler.
+    explicit Scheduler(std::size_t nWorkers, const ThreadLender* lender = nullptr)
+        : generation_(forkGeneration()), lender_(lender)
+    {
+        start(nWorkers);
+    }
 
     //! Waits for running tasks, drops queued ones, stops the workers.
     ~Scheduler()
@@ -179,7 +187,8 @@ public:
         if (forked()) {
             // Our workers do not exist in this process and our locks may be
             // held by them: leak the state rather than touch it.
-            for (std::size_t i = 0; i < numWorkers(); ++i) workers_[i]->thread.detach();
+            for (std::size_t i = 0; i < numWorkers(); ++i)
+                if (workers_[i]->thread.joinable()) workers_[i]->thread.detach();
             workers_.release();
             return;
         }
@@ -293,13 +302,19 @@ public:
     {
         const bool bounded = deadline != std::chrono::steady_clock::time_point::max();
         Worker* w = inlineMode() ? nullptr : currentWorker();
+        // A borrower's thread from outside (a worker of the lender, waiting
+        // in a call to this package's code) helps as a worker would: the
+        // lender's threads may all be waiting so, with nobody left to serve
+        // the sessions this pool asked for (see LentSlot).
+        LentSlot helper(*this, !w && lender_ && !service && !inlineMode());
+        if (helper) w = helper.worker();
         // Only the service thread needs the clock (recursive waits are hot).
         auto lastService = service ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         // A worker that waits and finds no work is hungry as an idle one is
         // (see prefersCallerRuns()): counted after kHungrySpins failed
         // searches (most joins end sooner: no shared counter to touch then)
         // until it finds work or returns.
-        HungerMark hunger{hungry_};
+        HungerMark hunger{hungry_, helper.adoptsHunger()};
         for (int spins = 0;; ++spins) {
             if (done()) {
                 if (!w) trimOutside();
@@ -585,6 +600,10 @@ public:
 
     //! Workers counted hungry now (see prefersCallerRuns(); for tests).
     int hungryWorkers() const noexcept { return hungry_.load(std::memory_order_relaxed); }
+    //! Lent slots taken or asked for now (a borrowing pool; for tests).
+    int lentSlotsInUse() const noexcept { return inUse_.load(std::memory_order_relaxed); }
+    //! True when this pool borrows its threads (see "lent workers").
+    bool borrowsThreads() const noexcept { return lender_ != nullptr; }
 
     //! The current thread's index among the workers of the pool it serves
     //! (0 to numWorkers() - 1), or -1 on a thread that is no pool's worker.
@@ -649,6 +668,7 @@ public:
         bool advertised = false;  // in mayHaveWork_ (this worker's thread only)
         Counters* counters = nullptr;  // its task counts (see counters())
         std::uintptr_t lastQueuedFrame = 0;  // see prefersCallerRuns() (this worker's thread only)
+        std::atomic<bool> occupied{false};  // a lent slot taken by a thread (see LentSlot)
     };
     //! Whose worker the current thread is (per-thread runtime state).
     struct WorkerTls {
@@ -703,6 +723,130 @@ private:
             if (service) serviceRequests().sleepers.delist(forService);
         }
         waiters_.remove(forKey);
+    }
+
+    // ---- lent workers ---------------------------------------------------------
+    // A scheduler with a lender (a runtime of another ABI version: see
+    // ThreadLender) starts no thread. Its workers are slots that threads of
+    // the lender take for a while:
+    //   - a session: when work is pushed and fewer sessions are under way
+    //     than the pool may have workers, the pool asks the lender to run a
+    //     session (lendWorker()); on one of the lender's threads, the session
+    //     takes a free slot and serves as its worker (workerLoop()) until it
+    //     finds no work, then gives the thread back instead of sleeping;
+    //   - a helper: a thread from outside the pool that waits in it (a
+    //     worker of the lender in a call to this package's code) takes a
+    //     free slot for the length of its wait and helps, as a worker waiting
+    //     would. Without that, a lender whose threads all wait for this pool
+    //     would never run the sessions the pool asked for.
+    // inUse_ counts the sessions asked for and not yet over. A push reads it
+    // after the push; a session that ends counts itself out, then looks for
+    // work: so no work is left without a thread. Vacant slots count as
+    // hungry workers (see prefersCallerRuns()): a spawn is queued for a
+    // thread that may come. outstanding_ counts the sessions and helpers
+    // that may still touch this scheduler: stopWorkers() waits for them.
+
+    //! A slot taken by the current thread for as long as this lives.
+    class LentSlot {
+    public:
+        //! A helper (if `want`): takes a free slot, if there is one.
+        LentSlot(Scheduler& s, bool want) : s_(s)
+        {
+            if (!want) return;
+            s.outstanding_.fetch_add(1, std::memory_order_seq_cst);
+            // After the count: either stopWorkers() sees it, or we see it stopping.
+            if (!s.stopping_.load(std::memory_order_seq_cst)) take();
+            if (!w_) s.outstanding_.fetch_sub(1, std::memory_order_seq_cst);
+            helper_ = w_ != nullptr;
+        }
+        //! A session the lender runs (counted by lendWorker()).
+        struct Session {};
+        LentSlot(Scheduler& s, Session) : s_(s) { take(); }
+        ~LentSlot()
+        {
+            if (!w_) return;
+            workerTls() = outer_;
+            s_.hungry_.fetch_add(1, std::memory_order_relaxed);  // vacant again
+            w_->occupied.store(false, std::memory_order_release);
+            if (!helper_) return;  // lentSession() does the rest
+            // What the helper queued and did not run (fire-and-forget
+            // tasks of the tasks it ran) needs a thread.
+            if (s_.hasVisibleWork()) s_.wakeWorker();
+            s_.outstanding_.fetch_sub(1, std::memory_order_seq_cst);  // the last touch of the scheduler
+        }
+        LentSlot(const LentSlot&) = delete;
+        LentSlot& operator=(const LentSlot&) = delete;
+
+        explicit operator bool() const noexcept { return w_ != nullptr; }
+        Worker* worker() const noexcept { return w_; }
+        //! The slot's mark in hungry_ passes to its thread's HungerMark.
+        bool adoptsHunger() const noexcept { return w_ != nullptr; }
+
+    private:
+        void take()
+        {
+            for (std::size_t i = 0; i < s_.numWorkers(); ++i) {
+                Worker* w = s_.workers_[i].get();
+                if (!w->occupied.load(std::memory_order_relaxed) &&
+                    !w->occupied.exchange(true, std::memory_order_acquire)) {
+                    w_ = w;
+                    outer_ = workerTls();
+                    workerTls() = WorkerTls{&s_, w_};
+                    return;
+                }
+            }
+        }
+        Scheduler& s_;
+        Worker* w_ = nullptr;
+        bool helper_ = false;
+        WorkerTls outer_{};
+    };
+
+    //! How many sessions the pool may have: one per worker, less one per
+    //! thread from outside in one of its loops (see outsideJoins()).
+    int sessionsAllowed() const { return static_cast<int>(numWorkers() - standingAside()); }
+    //! May this pool ask for one more session now?
+    bool mayBorrow() const
+    {
+        return !stopping_.load(std::memory_order_relaxed) && inUse_.load(std::memory_order_seq_cst) < sessionsAllowed();
+    }
+    //! Does it have more than it may (a thread from outside joined a loop)?
+    bool borrowsTooMany() const { return inUse_.load(std::memory_order_relaxed) > sessionsAllowed(); }
+
+    //! Asks the lender for a session, if this pool may have one more.
+    bool lendWorker()
+    {
+        outstanding_.fetch_add(1, std::memory_order_seq_cst);
+        int u = inUse_.load(std::memory_order_relaxed);
+        for (;;) {
+            // After the count above: either stopWorkers() sees it, or we see it stopping.
+            if (stopping_.load(std::memory_order_seq_cst) || u >= sessionsAllowed()) {
+                outstanding_.fetch_sub(1, std::memory_order_seq_cst);
+                return false;
+            }
+            if (inUse_.compare_exchange_weak(u, u + 1, std::memory_order_seq_cst)) break;
+        }
+        if (lender_->lend(lender_->self, &Scheduler::lentSession, this) == 0) return true;
+        inUse_.fetch_sub(1, std::memory_order_seq_cst);
+        outstanding_.fetch_sub(1, std::memory_order_seq_cst);
+        return false;
+    }
+    //! A session, on a thread of the lender (a LentRun).
+    static void lentSession(void* self, int dropped) noexcept
+    {
+        auto* s = static_cast<Scheduler*>(self);
+        // Dropped: the lender drops its queue on an interrupt (which this
+        // pool's waits see too); asking again would put the session back
+        // into the queue being dropped.
+        const bool serve = !dropped && !s->stopping_.load(std::memory_order_seq_cst);
+        if (serve) {
+            LentSlot slot(*s, LentSlot::Session{});
+            if (slot) s->workerLoop(*slot.worker());  // no slot free: helpers hold them all
+        }
+        s->inUse_.fetch_sub(1, std::memory_order_seq_cst);
+        // A push that saw every session under way asked for none: look again.
+        if (serve && !s->stopping_.load(std::memory_order_seq_cst) && s->hasVisibleWork()) s->wakeWorker();
+        s->outstanding_.fetch_sub(1, std::memory_order_seq_cst);  // the last touch of *s
     }
 
     // ---- giving back the memory of a burst --------------------------------------
@@ -795,6 +939,7 @@ private:
             workers_[i]->rng = 0x9E3779B97F4A7C15ull * (i + 1);
             workers_[i]->counters = &counters_[1 + i % (kCounterSlots - 1)];
         }
+        if (lender_) return;  // its threads come when work does (lendWorker())
         AsyncSignalsBlocked inherited;  // by the workers: the process's signals go to R's threads
         for (std::size_t i = 0; i < n; ++i) {
             try {
@@ -811,6 +956,18 @@ private:
         stopping_.store(true, std::memory_order_seq_cst);
         idle_.notifyAll();
         aside_.notifyAll();
+        if (lender_) {
+            // Sessions leave at once when stopping; sessions the lender has
+            // not run yet are run (and leave) or dropped by it. Nothing may
+            // touch the workers once this returns.
+            while (outstanding_.load(std::memory_order_seq_cst) != 0) {
+                idle_.notifyAll();
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            // Every slot is vacant again and holds the mark of a hungry worker.
+            hungry_.fetch_sub(static_cast<int>(numWorkers()), std::memory_order_relaxed);
+            return;
+        }
         for (std::size_t i = 0; i < numWorkers(); ++i)
             if (workers_[i]->thread.joinable()) workers_[i]->thread.join();
     }
@@ -902,7 +1059,11 @@ private:
         return std::min(out, n > 0 ? n - 1 : 0);
     }
     //! Worker `w` is one of them: the last standingAside() workers.
-    bool standsAside(const Worker& w) const { return w.index != 0 && w.index + standingAside() >= numWorkers(); }
+    //! (A borrowing pool has no such workers: it borrows fewer threads instead.)
+    bool standsAside(const Worker& w) const
+    {
+        return !lender_ && w.index != 0 && w.index + standingAside() >= numWorkers();
+    }
 
     //! Wakes an idle worker for new work, or, if none sleeps, a worker that
     //! went to sleep standing aside and no longer has to (see outsideLeaves()).
@@ -910,19 +1071,23 @@ private:
     {
         // Nobody asleep (the common case in a busy pool, checked at every
         // push): nothing to do, and no call.
-        if (idle_.sleepers() == 0 && aside_.sleepers() == 0) return;
+        if (idle_.sleepers() == 0 && aside_.sleepers() == 0 && !(lender_ && mayBorrow())) return;
         wakeSleeper();
     }
     [[gnu::noinline]] void wakeSleeper()
     {
         if (idle_.notifyOne()) return;
+        if (lender_ && lendWorker()) return;
         // More sleep aside than stand aside now: wake them all; those still
         // aside go back to sleep (passing wake-ups on to idle_ only).
         if (static_cast<std::size_t>(aside_.sleepers()) > standingAside()) aside_.notifyAll();
     }
 
+    //! Serves as worker `w` until the pool stops, or, on a lent thread, until
+    //! it finds no work (or the pool borrows more threads than it may).
     void workerLoop(Worker& w)
     {
+        const WorkerTls outer = workerTls();  // a lent thread may be a worker of its lender's
         workerTls() = WorkerTls{this, &w};
         Task t;
         bool woke = false;  // back from sleep: see below
@@ -932,6 +1097,7 @@ private:
         // prefersCallerRuns().
         HungerMark hunger{hungry_, true};
         while (!stopping_.load(std::memory_order_relaxed)) {
+            if (lender_ && borrowsTooMany()) break;
             if (standsAside(w)) {
                 hunger.set(false);
                 // We may have been woken for work we may not take now: pass
@@ -989,13 +1155,14 @@ private:
             // the last worker to sleep frees what bursts left (see
             // releaseIdleMemory()).
             w.deque.shrink();
+            if (lender_) break;  // a lent thread goes back to its lender instead
             Garbage garbage;
             idle_.park([&] { return stopping_.load(std::memory_order_seq_cst) || hasVisibleWork(); },
                        [&](int asleep) { return releaseIdleMemory(garbage, asleep); });
             woke = true;
         }
         hunger.set(false);  // before the thread is no longer a worker
-        workerTls() = WorkerTls{};
+        workerTls() = outer;
     }
 
     //! One thread's mark in hungry_ (see prefersCallerRuns()): counted once
@@ -1032,6 +1199,9 @@ private:
 
     Context root_;
     const unsigned generation_;
+    const ThreadLender* const lender_;    // see "lent workers"
+    std::atomic<int> inUse_{0};          // lent slots taken or asked for
+    std::atomic<int> outstanding_{0};    // threads that may still touch a lent slot
     std::unique_ptr<std::unique_ptr<Worker>[]> workers_;
     std::atomic<std::size_t> workerCount_{0};
     InjectionQueue injection_;
