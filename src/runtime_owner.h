@@ -11,6 +11,8 @@
 
 #include "r_values.h"
 
+#include <RcppSpool/engine/lending.h>
+
 #include <R_ext/Rdynload.h>
 
 #include <cstring>
@@ -66,12 +68,24 @@ extern "C" const void* RcppSpool_runtime(unsigned abiVersion, const char* finger
     return mine == fingerprint ? &runtimeTable : nullptr;
 }
 
+//! The C-callable "RcppSpool_lender": for a package built against headers
+//! of another ABI version (which cannot share the state above), the workers
+//! of the global pool, lent through a ThreadLender table of version
+//! `minVersion` or later (null if this runtime has none). This signature
+//! never changes.
+extern "C" const void* RcppSpool_lender(unsigned minVersion)
+{
+    static rs::engine::SchedulerLender lender(rs::ThreadPool::globalInstance().scheduler());
+    return lender.table()->version >= minVersion ? lender.table() : nullptr;
+}
+
 namespace {
 
 //! Serves the runtime to the packages loaded after this one.
 void registerRuntime()
 {
     R_RegisterCCallable("RcppSpool", "RcppSpool_runtime", reinterpret_cast<DL_FUNC>(&RcppSpool_runtime));
+    R_RegisterCCallable("RcppSpool", "RcppSpool_lender", reinterpret_cast<DL_FUNC>(&RcppSpool_lender));
 }
 
 //! Whether a package's code uses the shared runtime (TRUE here: this is it).

@@ -67,6 +67,7 @@ Rcpp::List info()
 {
     return Rcpp::List::create(
         Rcpp::Named("shared") = RcppSpool::engine::runtime::usesSharedRuntime(),
+        Rcpp::Named("borrowed") = RcppSpool::engine::runtime::borrowsThreads(),
         Rcpp::Named("abi") = RCPPSPOOL_ABI_VERSION,
         Rcpp::Named("pool") = std::to_string(reinterpret_cast<std::uintptr_t>(&RcppSpool::ThreadPool::globalInstance())),
         Rcpp::Named("workers") = static_cast<double>(RcppSpool::ThreadPool::globalInstance().getNumThreads()));
@@ -148,9 +149,12 @@ write_client <- function(dir, name, include = NULL) {
 
 # A copy of the installed headers with the next ABI version and one member more at
 # the front of Scheduler and ThreadPool: what a package built against a later
-# release of RcppSpool has.
-other_version_headers <- function(dir) {
-  inc <- file.path(dir, "include-v2")
+# release of RcppSpool has. With `lender_version`, the copy also asks for a
+# ThreadLender table of that version, which the installed runtime does not
+# have: what a package built against a release that needs more of the lender
+# than the installed RcppSpool lends has.
+other_version_headers <- function(dir, name = "include-v2", lender_version = NULL) {
+  inc <- file.path(dir, name)
   dir.create(inc)
   file.copy(base::system.file("include", package = "RcppSpool"), inc, recursive = TRUE)
   inc <- file.path(inc, "include")
@@ -169,6 +173,14 @@ other_version_headers <- function(dir) {
   edit("abi.h", abi, paste0("\n#undef RCPPSPOOL_ABI_VERSION\n#define RCPPSPOOL_ABI_VERSION ", current + 1L))
   edit("engine/scheduler.h", "class Scheduler {", "\n    char addedInVersion2_[4096] = {};")
   edit("thread_pool.h", "class ThreadPool {", "\n    char addedInVersion2_[256] = {};")
+  if (!is.null(lender_version)) {
+    path <- file.path(inc, "RcppSpool", "host", "r_runtime.h")
+    x <- readLines(path)
+    hit <- grep("get(1));", x, fixed = TRUE)
+    stopifnot(length(hit) == 1)
+    x[hit] <- sub("get(1));", sprintf("get(%d));", lender_version), x[hit], fixed = TRUE)
+    writeLines(x, path)
+  }
   inc
 }
 
@@ -177,7 +189,8 @@ build_clients <- function() {
   lib <- file.path(dir, "lib")
   dir.create(lib, recursive = TRUE)
   pkgs <- c(write_client(dir, "spoolA"), write_client(dir, "spoolB"),
-            write_client(dir, "spoolV2", include = other_version_headers(dir)))
+            write_client(dir, "spoolV2", include = other_version_headers(dir)),
+            write_client(dir, "spoolV3", include = other_version_headers(dir, "include-v3", lender_version = 99L)))
   # Two installs at a time (2 cores).
   run_install <- function(pkg) {
     processx::process$new(file.path(R.home("bin"), "R"),
@@ -186,7 +199,7 @@ build_clients <- function() {
                           env = c("current", R_LIBS = paste(c(lib, .libPaths()), collapse = ":")))
   }
   logs <- list()
-  for (batch in list(pkgs[1:2], pkgs[3])) {
+  for (batch in list(pkgs[1:2], pkgs[3:4])) {
     ps <- lapply(batch, run_install)
     for (k in seq_along(ps)) {
       ps[[k]]$wait(300000)
@@ -202,7 +215,7 @@ child_lib <- c(lib, .libPaths())
 
 test_that("a client package exports no RcppSpool symbol with GNU unique binding", {
   skip_if(Sys.which("nm") == "", "nm is not available")
-  for (p in c("spoolA", "spoolV2")) {
+  for (p in c("spoolA", "spoolV2", "spoolV3")) {
     so <- file.path(lib, p, "libs", paste0(p, .Platform$dynlib.ext))
     syms <- system2("nm", c("-DC", shQuote(so)), stdout = TRUE)
     unique_ours <- grep(" u .*RcppSpool", syms, value = TRUE)
@@ -275,21 +288,97 @@ test_that("Ctrl-C during B's loop called from A's loop body ends the call within
   expect_match(grep("@@NEXT", lines, value = TRUE), "TRUE")
 })
 
-test_that("a package built against headers of another ABI version keeps a runtime of its own, in either load order", {
+test_that("a package built against headers of another ABI version borrows RcppSpool's workers, in either load order", {
   for (order in list(c("spoolA", "spoolV2"), c("spoolV2", "spoolA"))) {
+    what <- paste(order, collapse = " then ")
     res <- callr::r(function(order) {
+      threads <- function() length(list.files("/proc/self/task"))
+      before <- threads()
       msgs <- utils::capture.output(for (p in order) loadNamespace(p), type = "message")
       a <- asNamespace("spoolA")$info(); v2 <- asNamespace("spoolV2")$info()
-      list(a = a, v2 = v2, msgs = msgs,
-           sa = asNamespace("spoolA")$sumLoop(50000L), sv = asNamespace("spoolV2")$sumLoop(50000L),
-           own = RcppSpool:::.spool_runtime_info())
+      sa <- asNamespace("spoolA")$sumLoop(50000L); sv <- asNamespace("spoolV2")$sumLoop(50000L)
+      # Two bodies of 300 ms: on two threads if V2 got a worker.
+      t0 <- Sys.time(); asNamespace("spoolV2")$waitAWhile(300); took <- as.numeric(Sys.time() - t0, units = "secs")
+      after <- threads()
+      # Forked children (mclapply) of a process whose workers V2 borrowed: V2's loops run inline there.
+      forked <- unlist(parallel::mclapply(1:2, function(i) asNamespace("spoolV2")$sumLoop(1000L), mc.cores = 2))
+      list(a = a, v2 = v2, msgs = msgs, sa = sa, sv = sv, took = took, before = before, after = after,
+           forked = forked, own = RcppSpool:::.spool_runtime_info(), cores = as.integer(RcppSpool::availableCores()))
     }, list(order), libpath = child_lib)
-    expect_true(res$a$shared, info = paste(order, collapse = " then "))
-    expect_false(res$v2$shared, info = paste(order, collapse = " then "))
+    expect_true(res$a$shared, info = what)
+    expect_false(res$v2$shared, info = what)
+    expect_true(res$v2$borrowed, info = what)
+    expect_false(res$a$borrowed, info = what)
     expect_equal(res$v2$abi, res$own$abi + 1)
     expect_identical(res$a$pool, res$own$pool)
     expect_false(identical(res$v2$pool, res$own$pool))
-    expect_gt(res$v2$workers, 0)
+    expect_equal(res$v2$workers, res$cores)
+    expect_equal(res$sa, sum(as.numeric(0:49999)))
+    expect_equal(res$sv, sum(as.numeric(0:49999)))
+    # One set of workers in the process: RcppSpool's.
+    expect_equal(res$after - res$before, res$cores, info = what)
+    if (res$cores > 1) expect_lt(res$took, 0.55, label = paste("two 300 ms bodies of V2 took", res$took, "s;", what))
+    expect_identical(res$msgs, character(), info = what)
+    expect_equal(res$forked, rep(sum(0:999), 2), info = what)
+  }
+})
+
+test_that("loops of packages of two ABI versions called in each other's bodies run no more than availableCores() bodies", {
+  res <- callr::r(function() {
+    threads <- function() length(list.files("/proc/self/task"))
+    before <- threads()
+    loadNamespace("spoolV2"); loadNamespace("spoolA")
+    r1 <- asNamespace("spoolA")$outer("spoolV2", 8L, 20L, 1)
+    r2 <- asNamespace("spoolV2")$outer("spoolA", 8L, 20L, 1)
+    list(r1 = r1, r2 = r2, added = threads() - before, cores = as.integer(RcppSpool::availableCores()))
+  }, libpath = child_lib)
+  for (r in list(res$r1, res$r2)) {
+    expect_equal(r$total, 8 * sum(0:19))
+    expect_lte(r$maxActive, res$cores)
+    expect_gte(r$maxActive, 1)
+  }
+  expect_equal(res$added, res$cores)
+})
+
+test_that("Ctrl-C during the loop of a package of another ABI version, called from A's loop body, ends the call within 0.5 s", {
+  p <- start_child_r(c(
+    sprintf(".libPaths(c(%s))", paste(deparse(child_lib), collapse = "")),
+    "loadNamespace('spoolV2')",
+    "cat('@@READY\\n')",
+    "t0 <- NA",
+    "r <- tryCatch(spoolA::outer('spoolV2', 1000L, 100L, 5), interrupt = function(e) { t0 <<- Sys.time(); 'interrupt' })",
+    "cat(sprintf('@@RESULT %s %.6f\\n', r, as.numeric(t0)))",
+    "cat(sprintf('@@NEXT %s\\n', spoolV2::sumLoop(1000L) == sum(0:999)))"
+  ))
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  wait_for_line(p, "@@READY", timeout = 60)
+  Sys.sleep(1)
+  sent <- as.numeric(Sys.time())
+  p$interrupt()
+  lines <- wait_for_line(p, "@@NEXT", timeout = 30)
+  result <- strsplit(grep("@@RESULT", lines, value = TRUE), " ")[[1]]
+  expect_identical(result[2], "interrupt")
+  expect_lt(as.numeric(result[3]) - sent, 0.5)
+  expect_match(grep("@@NEXT", lines, value = TRUE), "TRUE")
+})
+
+test_that("a package that RcppSpool neither serves nor lends to keeps a runtime of its own, in either load order, and says so", {
+  for (order in list(c("spoolA", "spoolV3"), c("spoolV3", "spoolA"))) {
+    what <- paste(order, collapse = " then ")
+    res <- callr::r(function(order) {
+      msgs <- utils::capture.output(for (p in order) loadNamespace(p), type = "message")
+      a <- asNamespace("spoolA")$info(); v3 <- asNamespace("spoolV3")$info()
+      list(a = a, v3 = v3, msgs = msgs,
+           sa = asNamespace("spoolA")$sumLoop(50000L), sv = asNamespace("spoolV3")$sumLoop(50000L),
+           own = RcppSpool:::.spool_runtime_info())
+    }, list(order), libpath = child_lib)
+    expect_true(res$a$shared, info = what)
+    expect_false(res$v3$shared, info = what)
+    expect_false(res$v3$borrowed, info = what)
+    expect_equal(res$v3$abi, res$own$abi + 1)
+    expect_identical(res$a$pool, res$own$pool)
+    expect_false(identical(res$v3$pool, res$own$pool))
+    expect_gt(res$v3$workers, 0)
     expect_equal(res$sa, sum(as.numeric(0:49999)))
     expect_equal(res$sv, sum(as.numeric(0:49999)))
     expect_true(any(grepl(paste("ABI version", res$own$abi + 1), res$msgs)), info = paste(res$msgs, collapse = "\n"))

@@ -177,6 +177,9 @@ RCPPSPOOL_HIDDEN T* threadState()
 
 //! True when this shared object uses the process's shared runtime.
 inline bool usesSharedRuntime() noexcept { return sharedTable() != nullptr; }
+//! True when its global pool borrows the workers of a runtime it cannot
+//! share (another ABI version): see threadLender().
+inline bool borrowsThreads() noexcept { return threadLender() != nullptr; }
 
 }  // namespace runtime
 }  // namespace engine

@@ -176,7 +176,7 @@ public:
     //! `lender`, the lender's threads, borrowed while there is work (see
     //! "lent workers" below). The lender must outlive the scheduler.
     explicit Scheduler(std::size_t nWorkers, const ThreadLender* lender = nullptr)
-        : generation_(forkGeneration()), lender_(lender)
+        : generation_(forkGeneration()), forkCounter_(&forkGenerationCounter()), lender_(lender)
     {
         start(nWorkers);
     }
@@ -639,8 +639,13 @@ public:
         if (aside_.sleepers() > 0 && hasVisibleWork()) aside_.notifyAll();
     }
     //! Work runs on the caller: no workers, or we are in a forked child.
-    bool inlineMode() const { return numWorkers() == 0 || forked(); }
-    bool forked() const { return currentForkGeneration() != generation_; }
+    //! (Inline: on the path of every spawn and wait; g++ stops inlining it
+    //! when the callers grow.)
+    [[gnu::always_inline]] bool inlineMode() const { return numWorkers() == 0 || forked(); }
+    [[gnu::always_inline]] bool forked() const
+    {
+        return forkCounter_->load(std::memory_order_relaxed) != generation_;
+    }
 
     static void cpuRelax() noexcept
     {
@@ -752,27 +757,14 @@ private:
         //! A helper (if `want`): takes a free slot, if there is one.
         LentSlot(Scheduler& s, bool want) : s_(s)
         {
-            if (!want) return;
-            s.outstanding_.fetch_add(1, std::memory_order_seq_cst);
-            // After the count: either stopWorkers() sees it, or we see it stopping.
-            if (!s.stopping_.load(std::memory_order_seq_cst)) take();
-            if (!w_) s.outstanding_.fetch_sub(1, std::memory_order_seq_cst);
-            helper_ = w_ != nullptr;
+            if (want) help();  // (out of line: waits are hot, and seldom borrow)
         }
         //! A session the lender runs (counted by lendWorker()).
         struct Session {};
         LentSlot(Scheduler& s, Session) : s_(s) { take(); }
         ~LentSlot()
         {
-            if (!w_) return;
-            workerTls() = outer_;
-            s_.hungry_.fetch_add(1, std::memory_order_relaxed);  // vacant again
-            w_->occupied.store(false, std::memory_order_release);
-            if (!helper_) return;  // lentSession() does the rest
-            // What the helper queued and did not run (fire-and-forget
-            // tasks of the tasks it ran) needs a thread.
-            if (s_.hasVisibleWork()) s_.wakeWorker();
-            s_.outstanding_.fetch_sub(1, std::memory_order_seq_cst);  // the last touch of the scheduler
+            if (w_) leave();
         }
         LentSlot(const LentSlot&) = delete;
         LentSlot& operator=(const LentSlot&) = delete;
@@ -783,6 +775,25 @@ private:
         bool adoptsHunger() const noexcept { return w_ != nullptr; }
 
     private:
+        [[gnu::noinline]] void help()
+        {
+            s_.outstanding_.fetch_add(1, std::memory_order_seq_cst);
+            // After the count: either stopWorkers() sees it, or we see it stopping.
+            if (!s_.stopping_.load(std::memory_order_seq_cst)) take();
+            if (!w_) s_.outstanding_.fetch_sub(1, std::memory_order_seq_cst);
+            helper_ = w_ != nullptr;
+        }
+        [[gnu::noinline]] void leave()
+        {
+            workerTls() = outer_;
+            s_.hungry_.fetch_add(1, std::memory_order_relaxed);  // vacant again
+            w_->occupied.store(false, std::memory_order_release);
+            if (!helper_) return;  // lentSession() does the rest
+            // What the helper queued and did not run (fire-and-forget
+            // tasks of the tasks it ran) needs a thread.
+            if (s_.hasVisibleWork()) s_.wakeWorker();
+            s_.outstanding_.fetch_sub(1, std::memory_order_seq_cst);  // the last touch of the scheduler
+        }
         void take()
         {
             for (std::size_t i = 0; i < s_.numWorkers(); ++i) {
@@ -1067,7 +1078,7 @@ private:
 
     //! Wakes an idle worker for new work, or, if none sleeps, a worker that
     //! went to sleep standing aside and no longer has to (see outsideLeaves()).
-    void wakeWorker()
+    [[gnu::always_inline]] void wakeWorker()
     {
         // Nobody asleep (the common case in a busy pool, checked at every
         // push): nothing to do, and no call.
@@ -1199,6 +1210,9 @@ private:
 
     Context root_;
     const unsigned generation_;
+    // currentForkGeneration()'s counter, found once (the function's static
+    // guard cost ~20 instructions per spawn once g++ stopped inlining it).
+    std::atomic<unsigned>* const forkCounter_;
     const ThreadLender* const lender_;    // see "lent workers"
     std::atomic<int> inUse_{0};          // lent slots taken or asked for
     std::atomic<int> outstanding_{0};    // threads that may still touch a lent slot

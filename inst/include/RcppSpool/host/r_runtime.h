@@ -20,6 +20,8 @@ inline namespace RCPPSPOOL_ABI {
 //! owns the runtime: its state is its own, and it serves it to the others
 //! (src/runtime_owner.h).
 inline const engine::runtime::Table* engine::runtime::findSharedTable() noexcept { return nullptr; }
+//! It lends its workers; it borrows none.
+inline const engine::ThreadLender* engine::runtime::findThreadLender() noexcept { return nullptr; }
 
 #else
 
@@ -36,6 +38,16 @@ inline void lookUp(void* out)
     *static_cast<GetRuntime*>(out) = reinterpret_cast<GetRuntime>(R_GetCCallable("RcppSpool", "RcppSpool_runtime"));
 }
 
+//! What RcppSpool (from ABI version 6 on) registers as "RcppSpool_lender": its
+//! workers, lent through a ThreadLender of version `minVersion` or later,
+//! or null. This signature never changes.
+using GetLender = const void* (*)(unsigned minVersion);
+
+inline void lookUpLender(void* out)
+{
+    *static_cast<GetLender*>(out) = reinterpret_cast<GetLender>(R_GetCCallable("RcppSpool", "RcppSpool_lender"));
+}
+
 //! Is RcppSpool's namespace loaded? Then asking for its C-callable is a
 //! plain lookup, which R allows while it loads this shared object.
 inline bool namespaceLoaded()
@@ -50,34 +62,44 @@ inline bool namespaceLoaded()
 //! while RcppSpool's namespace is loaded (a package with `Imports:
 //! RcppSpool`, sourceCpp() with `Rcpp::depends(RcppSpool)`, or anything
 //! loaded after library(RcppSpool)) and the installed RcppSpool serves this
-//! ABI version. Otherwise this shared object keeps state of its own (its own
-//! pool and workers, output queue, interrupt flag), and, where RcppSpool is
-//! loaded but serves another version, says so once.
+//! ABI version (and standard library). Otherwise see findThreadLender().
 inline const engine::runtime::Table* engine::runtime::findSharedTable() noexcept
 {
     if (!host::isMainThread() || !host::runtime_detail::namespaceLoaded()) return nullptr;
     host::runtime_detail::GetRuntime get = nullptr;
-    if (!R_ToplevelExec(host::runtime_detail::lookUp, &get) || !get) {
-        REprintf("RcppSpool: the installed RcppSpool package serves no runtime to packages; "
-                 "this one uses threads of its own\n");
-        return nullptr;
-    }
+    if (!R_ToplevelExec(host::runtime_detail::lookUp, &get) || !get) return nullptr;
     try {
-        const void* table = get(RCPPSPOOL_ABI_VERSION, fingerprint().c_str());
-        if (!table)
-            REprintf("RcppSpool: a package was built against RcppSpool's headers of ABI version %d (%s), which "
-                     "the installed RcppSpool does not serve; it uses threads of its own\n",
-                     RCPPSPOOL_ABI_VERSION, fingerprint().c_str());
-        return static_cast<const Table*>(table);
+        return static_cast<const Table*>(get(RCPPSPOOL_ABI_VERSION, fingerprint().c_str()));
     } catch (...) {
         return nullptr;
     }
 }
 
+//! Where RcppSpool is loaded but cannot share its state with this shared
+//! object (it serves another ABI version), its workers: this shared object
+//! then keeps the rest of its state (output queue, settings, what each
+//! thread runs) but starts no thread, and its global pool borrows
+//! RcppSpool's workers (see engine/thread_lender.h); it shares RcppSpool's
+//! interrupt flag. Where RcppSpool lends nothing either (a version before
+//! lending), this shared object keeps a pool of its own and says so once.
+inline const engine::ThreadLender* engine::runtime::findThreadLender() noexcept
+{
+    if (!host::isMainThread() || !host::runtime_detail::namespaceLoaded()) return nullptr;
+    const engine::ThreadLender* lender = nullptr;
+    host::runtime_detail::GetLender get = nullptr;
+    if (R_ToplevelExec(host::runtime_detail::lookUpLender, &get) && get)
+        lender = static_cast<const engine::ThreadLender*>(get(1));
+    if (!lender)
+        REprintf("RcppSpool: a package was built against RcppSpool's headers of ABI version %d (%s), which "
+                 "the installed RcppSpool neither serves nor lends its workers to; it uses threads of its own\n",
+                 RCPPSPOOL_ABI_VERSION, fingerprint().c_str());
+    return lender;
+}
+
 namespace host {
 namespace runtime_detail {
 // Decides at load time, on R's main thread, where R's API may be used.
-RCPPSPOOL_HIDDEN inline const bool runtimeChosenAtLoad = (engine::runtime::sharedTable(), true);
+RCPPSPOOL_HIDDEN inline const bool runtimeChosenAtLoad = (engine::runtime::threadLender(), true);
 }  // namespace runtime_detail
 }  // namespace host
 
