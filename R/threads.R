@@ -35,7 +35,9 @@
 #' ABI version the installed RcppSpool serves share one runtime, RcppSpool's
 #' (one global pool, one setting); any other code (a package built against
 #' another version, one with `LinkingTo` only, standalone C++) keeps its own
-#' copy of every C++ variable. All of them read R's options (on R's main
+#' copy of every C++ variable (a package of another version still runs its
+#' pool on RcppSpool's worker threads: its count bounds how many of them it
+#' borrows at once). All of them read R's options (on R's main
 #' thread; other threads use the value last read there), so `setThreads()`
 #' applies in every package, in forked children, and after
 #' `options(RcppSpool.threads = )` (which it takes precedence over).

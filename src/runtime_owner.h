@@ -75,7 +75,15 @@ extern "C" const void* RcppSpool_runtime(unsigned abiVersion, const char* finger
 //! never changes.
 extern "C" const void* RcppSpool_lender(unsigned minVersion)
 {
-    static rs::engine::SchedulerLender lender(rs::ThreadPool::globalInstance().scheduler());
+    static rs::engine::SchedulerLender lender(
+        rs::ThreadPool::globalInstance().scheduler(),
+        [](void*, int stream, const char* text, std::size_t n) {
+            rs::host::deliverLines(stream == 0 ? rs::host::Stream::out : rs::host::Stream::err, std::string(text, n));
+        },
+        [](void*, int holdOut, int holdErr) {
+            for (auto& item : rs::host::outputQueue().take(holdOut != 0, holdErr != 0))
+                rs::host::write(item.first, item.second);
+        });
     return lender.table()->version >= minVersion ? lender.table() : nullptr;
 }
 

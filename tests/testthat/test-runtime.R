@@ -300,10 +300,12 @@ test_that("a package built against headers of another ABI version borrows RcppSp
       # Two bodies of 300 ms: on two threads if V2 got a worker.
       t0 <- Sys.time(); asNamespace("spoolV2")$waitAWhile(300); took <- as.numeric(Sys.time() - t0, units = "secs")
       after <- threads()
+      # A worker line of V2, released while A's main thread waits: one output queue.
+      out <- utils::capture.output({ asNamespace("spoolV2")$printLater("from a worker of V2"); asNamespace("spoolA")$waitAWhile(200) })
       # Forked children (mclapply) of a process whose workers V2 borrowed: V2's loops run inline there.
       forked <- unlist(parallel::mclapply(1:2, function(i) asNamespace("spoolV2")$sumLoop(1000L), mc.cores = 2))
       list(a = a, v2 = v2, msgs = msgs, sa = sa, sv = sv, took = took, before = before, after = after,
-           forked = forked, own = RcppSpool:::.spool_runtime_info(), cores = as.integer(RcppSpool::availableCores()))
+           forked = forked, out = out, own = RcppSpool:::.spool_runtime_info(), cores = as.integer(RcppSpool::availableCores()))
     }, list(order), libpath = child_lib)
     expect_true(res$a$shared, info = what)
     expect_false(res$v2$shared, info = what)
@@ -320,6 +322,7 @@ test_that("a package built against headers of another ABI version borrows RcppSp
     if (res$cores > 1) expect_lt(res$took, 0.55, label = paste("two 300 ms bodies of V2 took", res$took, "s;", what))
     expect_identical(res$msgs, character(), info = what)
     expect_equal(res$forked, rep(sum(0:999), 2), info = what)
+    expect_identical(res$out, "from a worker of V2", info = what)
   }
 })
 

@@ -21,8 +21,13 @@ namespace engine {
 //! for the work of `s` waits for it.
 class SchedulerLender {
 public:
-    explicit SchedulerLender(Scheduler& s) noexcept
-        : s_(s), table_{1, sizeof(ThreadLender), this, &threads, &lend, &interruptFlag()}
+    using DeliverLines = void (*)(void* self, int stream, const char* text, std::size_t n);
+    using ReleaseOutput = void (*)(void* self, int holdOut, int holdErr);
+
+    //! Lends the workers of `s`; the host's output queue, if given, takes
+    //! the lines of the borrowers' threads (see ThreadLender).
+    explicit SchedulerLender(Scheduler& s, DeliverLines deliver = nullptr, ReleaseOutput release = nullptr) noexcept
+        : s_(s), table_{1, sizeof(ThreadLender), this, &threads, &lend, &interruptFlag(), deliver, release}
     {
     }
     SchedulerLender(const SchedulerLender&) = delete;

@@ -42,6 +42,14 @@ struct ThreadLender {
     //! 0 or 1, in every C++ standard library), so that Ctrl-C stops the work
     //! of every package, whichever package's wait saw it.
     void* interruptFlag;
+    //! Queues `n` bytes of complete lines for stream 0 (out) or 1 (err),
+    //! written by a thread that may not write itself (in R: any thread but
+    //! the main thread), in the lender's one output queue. May be null.
+    void (*deliverLines)(void* self, int stream, const char* text, std::size_t n);
+    //! On the thread that writes (R's main thread): writes what the lender's
+    //! queue holds, except on a stream marked `hold` (its current line is
+    //! unfinished). May be null.
+    void (*releaseOutput)(void* self, int holdOut, int holdErr);
 };
 
 static_assert(sizeof(std::atomic<bool>) == 1 && std::atomic<bool>::is_always_lock_free,

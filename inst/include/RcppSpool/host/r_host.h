@@ -69,8 +69,12 @@ RCPPSPOOL_HIDDEN inline bool& mainLineOpen(Stream s)
 //! whose current line the main thread has not finished.
 inline void releaseOutput()
 {
-    for (auto& item : outputQueue().take(mainLineOpen(Stream::out), mainLineOpen(Stream::err)))
-        write(item.first, item.second);
+    const bool holdOut = mainLineOpen(Stream::out), holdErr = mainLineOpen(Stream::err);
+    for (auto& item : outputQueue().take(holdOut, holdErr)) write(item.first, item.second);
+    // A borrower of another ABI version: its threads' lines went to the
+    // lender's queue (deliverLines()).
+    if (const engine::ThreadLender* l = engine::runtime::threadLender())
+        if (l->releaseOutput) l->releaseOutput(l->self, holdOut, holdErr);
 }
 
 //! Text from the main thread: written at once, after the lines other threads
@@ -86,7 +90,14 @@ inline void writeFromMain(Stream s, const std::string& text)
 }
 
 //! Complete lines from another thread: queued for the main thread.
-inline void deliverLines(Stream s, std::string lines) { outputQueue().add(s, std::move(lines)); }
+//! In a borrower of another ABI version they go to the lender's queue, so
+//! that whichever package's wait comes first on R's main thread prints them.
+inline void deliverLines(Stream s, std::string lines)
+{
+    if (const engine::ThreadLender* l = engine::runtime::threadLender())
+        if (l->deliverLines) return l->deliverLines(l->self, s == Stream::out ? 0 : 1, lines.data(), lines.size());
+    outputQueue().add(s, std::move(lines));
+}
 
 //! Things drawn by the main thread when serviced (progress bars); see progress.h.
 using RedrawFn = void (*)();
