@@ -22,7 +22,11 @@ inline namespace RCPPSPOOL_ABI {
 //! omp_get_thread_num(): 0 on a thread that is no pool's worker (R's main
 //! thread, the caller of a blocking loop, a Thread), k + 1 on worker k of a
 //! pool. A worker keeps its index while its pool lives (setNumThreads()
-//! starts new workers).
+//! starts new workers). In a package whose pool borrows RcppSpool's workers
+//! (built against headers of another ABI version: see
+//! engine/thread_lender.h), a thread has the index of the worker slot it
+//! serves for the while, which no other thread has at the same time; later
+//! it may serve another.
 //!
 //! A blocking parallelFor() or parallelReduce() on the global pool, called
 //! from one thread that is not a worker, runs on threads whose indices lie in
