@@ -28,6 +28,10 @@ using LentRun = void (*)(void* arg, int dropped);
 //! scheduling session at a time (see Scheduler's lent workers). So the
 //! process keeps one set of workers, and no more threads compute than it
 //! has, whatever versions its packages were built against.
+//!
+//! A borrower checks `version` (the entries it needs exist from that version
+//! on) and reads no entry beyond `size`; a later lender appends entries and
+//! raises both, and serves its table to borrowers of every version.
 struct ThreadLender {
     std::uint32_t version;  //!< 1
     std::uint32_t size;     //!< sizeof(ThreadLender) of the lender
