@@ -330,7 +330,7 @@ test_that("loops of packages of two ABI versions called in each other's bodies r
   res <- callr::r(function() {
     threads <- function() length(list.files("/proc/self/task"))
     before <- threads()
-    loadNamespace("spoolV2"); loadNamespace("spoolA")
+    for (p in c("spoolV2", "spoolA")) loadNamespace(p)  # (a variable: see the note on asNamespace() above)
     r1 <- asNamespace("spoolA")$outer("spoolV2", 8L, 20L, 1)
     r2 <- asNamespace("spoolV2")$outer("spoolA", 8L, 20L, 1)
     list(r1 = r1, r2 = r2, added = threads() - before, cores = as.integer(RcppSpool::availableCores()))
