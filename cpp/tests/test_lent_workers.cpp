@@ -213,3 +213,56 @@ TEST(LentWorkers, ALenderWithoutWorkersRunsSessionsOnTheCaller)
     lent::waitFor(b, c);
     EXPECT_EQ(n.load(), 100);
 }
+
+namespace lent {
+//! Makes the calling thread the host's service thread (R's main thread: it
+//! waits without running tasks) while this lives.
+class AsServiceThread {
+public:
+    AsServiceThread()
+    {
+        mainId() = std::this_thread::get_id();
+        saved_ = engine::hostHooks();
+        engine::hostHooks().isServiceThread = [] { return std::this_thread::get_id() == mainId(); };
+        engine::hostHooks().service = [] {};
+    }
+    ~AsServiceThread() { engine::hostHooks() = saved_; }
+
+private:
+    static std::thread::id& mainId()
+    {
+        static std::thread::id id;
+        return id;
+    }
+    engine::HostHooks saved_;
+};
+}  // namespace lent
+
+TEST(LentWorkers, WorkWhoseSessionsTheLenderDroppedGetsNewOnesWhenTheServiceThreadWaits)
+{
+    engine::Scheduler a(1);
+    engine::SchedulerLender lender(a);
+    engine::Scheduler b(2, lender.table());
+    // a's only worker is held: the sessions b asks for wait in a's queue.
+    std::atomic<bool> started{false}, release{false};
+    engine::Context hold;
+    lent::submit(a, hold, [&] {
+        started = true;
+        while (!release) std::this_thread::yield();
+    });
+    while (!started) std::this_thread::yield();
+    lent::AsServiceThread asMain;
+    engine::Context c;
+    std::atomic<int> n{0};
+    for (int i = 0; i < 50; ++i) lent::submit(b, c, [&] { ++n; });
+    EXPECT_GT(b.lentSlotsInUse(), 0);
+    a.dropQueued();  // as an interrupt does: the sessions are dropped unrun
+    EXPECT_EQ(b.lentSlotsInUse(), 0);
+    release = true;
+    lent::waitFor(a, hold);
+    // The service thread runs no task: only a new session can do b's work.
+    const bool finished = b.waitUntil(&c, [&] { return c.done(); }, std::chrono::steady_clock::now() + 20s);
+    EXPECT_TRUE(finished);
+    EXPECT_EQ(n.load(), 50);
+    EXPECT_TRUE(lent::settles(b));
+}
