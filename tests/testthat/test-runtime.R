@@ -128,16 +128,17 @@ void waitAWhile(double ms)
 
 # Writes package `name` into `dir`; `include` is put before the installed
 # headers (another version of them).
-write_client <- function(dir, name, include = NULL) {
+# `imports`: FALSE for a package with `LinkingTo: RcppSpool` only.
+write_client <- function(dir, name, include = NULL, imports = TRUE) {
   pkg <- file.path(dir, name)
   dir.create(file.path(pkg, "src"), recursive = TRUE)
   dir.create(file.path(pkg, "R"))
   writeLines(c(paste("Package:", name), "Version: 0.1", "Title: Throwaway client of RcppSpool",
                "Description: Built by RcppSpool's tests.", "License: MIT",
-               "Imports: Rcpp, RcppSpool", "LinkingTo: Rcpp, RcppSpool"),
+               if (imports) "Imports: Rcpp, RcppSpool" else "Imports: Rcpp", "LinkingTo: Rcpp, RcppSpool"),
              file.path(pkg, "DESCRIPTION"))
   writeLines(c(sprintf("useDynLib(%s, .registration = TRUE)", name), "importFrom(Rcpp, evalCpp)",
-               "import(RcppSpool)", "export(info, sumLoop, outer, printLater, waitAWhile)"),
+               if (imports) "import(RcppSpool)", "export(info, sumLoop, outer, printLater, waitAWhile)"),
              file.path(pkg, "NAMESPACE"))
   writeLines(c("CXX_STD = CXX17",
                if (!is.null(include)) paste0("PKG_CPPFLAGS = -I", include)),
@@ -190,7 +191,8 @@ build_clients <- function() {
   dir.create(lib, recursive = TRUE)
   pkgs <- c(write_client(dir, "spoolA"), write_client(dir, "spoolB"),
             write_client(dir, "spoolV2", include = other_version_headers(dir)),
-            write_client(dir, "spoolV3", include = other_version_headers(dir, "include-v3", lender_version = 99L)))
+            write_client(dir, "spoolV3", include = other_version_headers(dir, "include-v3", lender_version = 99L)),
+            write_client(dir, "spoolL", imports = FALSE))
   # Two installs at a time (2 cores).
   run_install <- function(pkg) {
     processx::process$new(file.path(R.home("bin"), "R"),
@@ -199,7 +201,7 @@ build_clients <- function() {
                           env = c("current", R_LIBS = paste(c(lib, .libPaths()), collapse = ":")))
   }
   logs <- list()
-  for (batch in list(pkgs[1:2], pkgs[3:4])) {
+  for (batch in list(pkgs[1:2], pkgs[3:4], pkgs[5])) {
     ps <- lapply(batch, run_install)
     for (k in seq_along(ps)) {
       ps[[k]]$wait(300000)
@@ -386,4 +388,33 @@ test_that("a package that RcppSpool neither serves nor lends to keeps a runtime 
     expect_equal(res$sv, sum(as.numeric(0:49999)))
     expect_true(any(grepl(paste("ABI version", res$own$abi + 1), res$msgs)), info = paste(res$msgs, collapse = "\n"))
   }
+})
+
+test_that("a package with LinkingTo only shares the runtime if RcppSpool's namespace is loaded first, else keeps its own, silently", {
+  res <- callr::r(function() {
+    p <- "spoolL"  # (a variable: see the note on asNamespace() above)
+    loadNamespace("RcppSpool")
+    loadNamespace(p)
+    l <- asNamespace(p)$info()
+    list(l = l, s = asNamespace(p)$sumLoop(50000L), own = RcppSpool:::.spool_runtime_info())
+  }, libpath = child_lib)
+  expect_true(res$l$shared)
+  expect_identical(res$l$pool, res$own$pool)
+  expect_equal(res$s, sum(as.numeric(0:49999)))
+
+  # Loading RcppSpool's namespace while this package's shared library is
+  # being loaded would run R code inside dlopen() (under Windows' loader
+  # lock): it does not, and says nothing.
+  res <- callr::r(function() {
+    p <- "spoolL"
+    msgs <- utils::capture.output({ loadNamespace(p); l <- asNamespace(p)$info(); s <- asNamespace(p)$sumLoop(50000L) },
+                                  type = "message")
+    list(l = l, s = s, msgs = msgs, loaded = "RcppSpool" %in% loadedNamespaces())
+  }, libpath = child_lib)
+  expect_false(res$loaded)
+  expect_false(res$l$shared)
+  expect_false(res$l$borrowed)
+  expect_gt(res$l$workers, 0)
+  expect_equal(res$s, sum(as.numeric(0:49999)))
+  expect_identical(res$msgs, character())
 })
