@@ -1,14 +1,19 @@
 # One runtime per R process (inst/include/RcppSpool/engine/runtime.h,
-# src/runtime.cpp). Throwaway client packages, built with R CMD INSTALL
-# against the installed headers (and one against a copy with another ABI
-# version and another Scheduler/ThreadPool layout), loaded together in child
-# R processes:
+# engine/thread_lender.h, src/runtime_owner.h). Throwaway client packages,
+# built with R CMD INSTALL against the installed headers (and two against
+# copies with the next ABI version and another Scheduler/ThreadPool layout),
+# loaded together in child R processes:
 #   - two packages with `Imports: RcppSpool` share one global pool (its
 #     workers counted in /proc/self/task), one output queue and one interrupt;
 #   - package A's loop whose body calls package B's loop never runs more than
 #     availableCores() bodies at once;
-#   - a package of another ABI version keeps its own runtime, in either load
-#     order, and both give right results;
+#   - a package of another ABI version (spoolV2) borrows RcppSpool's workers
+#     and shares its interrupt and output queue, in either load order, nested
+#     both ways, and in forked children; one that RcppSpool neither serves
+#     nor lends to (spoolV3 asks for a lender table of version 99) keeps its
+#     own runtime and says so; all give right results;
+#   - a package with LinkingTo only (spoolL) shares the runtime if
+#     RcppSpool's namespace was loaded first, else keeps its own, silently;
 #   - no client exports an RcppSpool symbol with GNU unique binding.
 
 skip_on_cran()
