@@ -81,8 +81,11 @@ extern "C" const void* RcppSpool_lender(unsigned minVersion)
             rs::host::deliverLines(stream == 0 ? rs::host::Stream::out : rs::host::Stream::err, std::string(text, n));
         },
         [](void*, int holdOut, int holdErr) {
-            for (auto& item : rs::host::outputQueue().take(holdOut != 0, holdErr != 0))
-                rs::host::write(item.first, item.second);
+            // A stream is held if the borrower's or this library's main-thread line is open.
+            using rs::host::Stream;
+            const bool out = holdOut != 0 || rs::host::mainLineOpen(Stream::out);
+            const bool err = holdErr != 0 || rs::host::mainLineOpen(Stream::err);
+            for (auto& item : rs::host::outputQueue().take(out, err)) rs::host::write(item.first, item.second);
         });
     return lender.table()->version >= minVersion ? lender.table() : nullptr;
 }
