@@ -68,6 +68,52 @@ extern "C" const void* RcppSpool_runtime(unsigned abiVersion, const char* finger
     return mine == fingerprint ? &runtimeTable : nullptr;
 }
 
+namespace {
+
+//! A borrower's call for the main thread, in this library's queue.
+struct LentMainCall final : rs::host::MainCall {
+    rs::engine::LentRun call;
+    void* arg;
+    LentMainCall(rs::engine::LentRun c, void* a) : call(c), arg(a)
+    {
+        run = [](rs::host::MainCall* m) { finish(m, 0); };
+        cancel = [](rs::host::MainCall* m) { finish(m, 1); };
+    }
+    static void finish(rs::host::MainCall* m, int dropped)
+    {
+        auto* self = static_cast<LentMainCall*>(m);
+        const rs::engine::LentRun c = self->call;
+        void* a = self->arg;
+        delete self;
+        c(a, dropped);
+    }
+};
+
+//! What this library serves borrowers besides its workers: its output queue
+//! and its queue of calls for R's main thread, so that whichever package's
+//! wait comes first on the main thread serves them.
+rs::engine::SchedulerLender::HostServices lentHostServices()
+{
+    rs::engine::SchedulerLender::HostServices h;
+    h.deliverLines = [](void*, int stream, const char* text, std::size_t n) {
+        rs::host::deliverLines(stream == 0 ? rs::host::Stream::out : rs::host::Stream::err, std::string(text, n));
+    };
+    h.releaseOutput = [](void*, int holdOut, int holdErr) {
+        // A stream is held if the borrower's or this library's main-thread line is open.
+        using rs::host::Stream;
+        const bool out = holdOut != 0 || rs::host::mainLineOpen(Stream::out);
+        const bool err = holdErr != 0 || rs::host::mainLineOpen(Stream::err);
+        for (auto& item : rs::host::outputQueue().take(out, err)) rs::host::write(item.first, item.second);
+    };
+    h.postMainCall = [](void*, rs::engine::LentRun run, void* arg) {
+        rs::host::mainCalls().post(new LentMainCall(run, arg));
+    };
+    h.runMainCalls = [](void*) { rs::host::runMainCalls(); };
+    return h;
+}
+
+}  // namespace
+
 //! The C-callable "RcppSpool_lender": for a package built against headers
 //! of another ABI version (which cannot share the state above), the workers
 //! of the global pool, lent through a ThreadLender table of version
@@ -75,18 +121,7 @@ extern "C" const void* RcppSpool_runtime(unsigned abiVersion, const char* finger
 //! never changes.
 extern "C" const void* RcppSpool_lender(unsigned minVersion)
 {
-    static rs::engine::SchedulerLender lender(
-        rs::ThreadPool::globalInstance().scheduler(),
-        [](void*, int stream, const char* text, std::size_t n) {
-            rs::host::deliverLines(stream == 0 ? rs::host::Stream::out : rs::host::Stream::err, std::string(text, n));
-        },
-        [](void*, int holdOut, int holdErr) {
-            // A stream is held if the borrower's or this library's main-thread line is open.
-            using rs::host::Stream;
-            const bool out = holdOut != 0 || rs::host::mainLineOpen(Stream::out);
-            const bool err = holdErr != 0 || rs::host::mainLineOpen(Stream::err);
-            for (auto& item : rs::host::outputQueue().take(out, err)) rs::host::write(item.first, item.second);
-        });
+    static rs::engine::SchedulerLender lender(rs::ThreadPool::globalInstance().scheduler(), lentHostServices());
     return lender.table()->version >= minVersion ? lender.table() : nullptr;
 }
 

@@ -103,6 +103,34 @@ Rcpp::List outer(std::string other, int nOuter, int nInner, double ms)
 }
 
 extern "C" int %1$s_maxActive() { return maxActive.load(); }
+
+// What the other package calls from its loop bodies: a nested loop whose
+// bodies each hand a call to R's main thread and wait for it.
+extern "C" double %1$s_innerMain(int n)
+{
+    std::atomic<long> sum{0};
+    RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) {
+        sum += RcppSpool::onMainThread([i] { return static_cast<long>(Rf_length(Rf_ScalarInteger(1))) + static_cast<long>(i); }).get();
+    });
+    return static_cast<double>(sum.load());
+}
+// [[Rcpp::init]]
+void %1$s_register3(DllInfo* dll)
+{
+    (void)dll;
+    R_RegisterCCallable("%1$s", "innerMain", reinterpret_cast<DL_FUNC>(&%1$s_innerMain));
+}
+
+// The other package's loop of main-thread calls inside each iteration of ours.
+// [[Rcpp::export]]
+double outerMain(std::string other, int nOuter, int nInner)
+{
+    using Inner = double (*)(int);
+    Inner inner = reinterpret_cast<Inner>(R_GetCCallable(other.c_str(), "innerMain"));
+    std::atomic<long> total{0};
+    RcppSpool::parallelFor(0, nOuter, [&](std::ptrdiff_t) { total += static_cast<long>(inner(nInner)); });
+    return static_cast<double>(total.load());
+}
 // [[Rcpp::init]]
 void %1$s_register2(DllInfo* dll)
 {
@@ -143,7 +171,7 @@ write_client <- function(dir, name, include = NULL, imports = TRUE) {
                if (imports) "Imports: Rcpp, RcppSpool" else "Imports: Rcpp", "LinkingTo: Rcpp, RcppSpool"),
              file.path(pkg, "DESCRIPTION"))
   writeLines(c(sprintf("useDynLib(%s, .registration = TRUE)", name), "importFrom(Rcpp, evalCpp)",
-               if (imports) "import(RcppSpool)", "export(info, sumLoop, outer, printLater, waitAWhile)"),
+               if (imports) "import(RcppSpool)", "export(info, sumLoop, outer, outerMain, printLater, waitAWhile)"),
              file.path(pkg, "NAMESPACE"))
   writeLines(c("CXX_STD = CXX17",
                if (!is.null(include)) paste0("PKG_CPPFLAGS = -I", include)),
@@ -348,6 +376,19 @@ test_that("loops of packages of two ABI versions called in each other's bodies r
     expect_gte(r$maxActive, 1)
   }
   expect_equal(res$added, res$cores)
+})
+
+test_that("calls for R's main thread made in one package's loop inside another's run, whatever their ABI versions", {
+  res <- callr::r(function() {
+    for (p in c("spoolA", "spoolB", "spoolV2")) loadNamespace(p)  # (a variable: see the note on asNamespace() above)
+    list(ab = asNamespace("spoolA")$outerMain("spoolB", 4L, 10L),
+         av2 = asNamespace("spoolA")$outerMain("spoolV2", 4L, 10L),
+         v2a = asNamespace("spoolV2")$outerMain("spoolA", 4L, 10L))
+  }, libpath = child_lib, timeout = 120)
+  # Each inner body returns 1 + i: 4 outer iterations x (10 + 45).
+  expect_equal(res$ab, 220)
+  expect_equal(res$av2, 220)
+  expect_equal(res$v2a, 220)
 })
 
 test_that("Ctrl-C during the loop of a package of another ABI version, called from A's loop body, ends the call within 0.5 s", {

@@ -135,7 +135,7 @@ auto onMainThread(F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
     }
     auto* state = new engine::FutureState<R>(sched, 2);
     Future<R> future(state);
-    host::mainCalls().post(new detail::MainThreadCall<R, Call>(std::move(call), state));
+    host::postToMainThread(new detail::MainThreadCall<R, Call>(std::move(call), state));
     return future;
 }
 

@@ -517,7 +517,7 @@ private:
             if (host::isMainThread())
                 Finish::runIt(f.release());
             else
-                host::mainCalls().post(f.release());
+                host::postToMainThread(f.release());
         } catch (...) {
             // a destructor must not throw; an unfinished bar is the lesser evil
         }

@@ -21,13 +21,30 @@ namespace engine {
 //! for the work of `s` waits for it.
 class SchedulerLender {
 public:
-    using DeliverLines = void (*)(void* self, int stream, const char* text, std::size_t n);
-    using ReleaseOutput = void (*)(void* self, int holdOut, int holdErr);
+    //! What the host serves besides the workers (see ThreadLender; each may
+    //! be null): its output queue and its queue of calls for the main thread.
+    struct HostServices {
+        void (*deliverLines)(void* self, int stream, const char* text, std::size_t n) = nullptr;
+        void (*releaseOutput)(void* self, int holdOut, int holdErr) = nullptr;
+        void (*postMainCall)(void* self, LentRun run, void* arg) = nullptr;
+        void (*runMainCalls)(void* self) = nullptr;
+    };
 
-    //! Lends the workers of `s`; the host's output queue, if given, takes
-    //! the lines of the borrowers' threads (see ThreadLender).
-    explicit SchedulerLender(Scheduler& s, DeliverLines deliver = nullptr, ReleaseOutput release = nullptr) noexcept
-        : s_(s), table_{1, sizeof(ThreadLender), this, &threads, &lend, &interruptFlag(), deliver, release}
+    //! Lends the workers of `s` (and nothing of a host).
+    explicit SchedulerLender(Scheduler& s) noexcept : SchedulerLender(s, HostServices{}) {}
+    //! Lends the workers of `s`, and what `host` serves.
+    SchedulerLender(Scheduler& s, const HostServices& host) noexcept
+        : s_(s),
+          table_{1,
+                 sizeof(ThreadLender),
+                 this,
+                 &threads,
+                 &lend,
+                 &interruptFlag(),
+                 host.deliverLines,
+                 host.releaseOutput,
+                 host.postMainCall,
+                 host.runMainCalls}
     {
     }
     SchedulerLender(const SchedulerLender&) = delete;

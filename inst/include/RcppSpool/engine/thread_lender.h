@@ -54,6 +54,14 @@ struct ThreadLender {
     //! queue holds, except on a stream marked `hold` (its current line is
     //! unfinished). May be null.
     void (*releaseOutput)(void* self, int holdOut, int holdErr);
+    //! Queues `run(arg, 0)` for the host's main thread (R's), in the order of
+    //! the lender's own such calls, to run at its next service point in
+    //! whichever package it waits; `run(arg, 1)` instead if an interrupt
+    //! cancels it. Any thread. May be null.
+    void (*postMainCall)(void* self, LentRun run, void* arg);
+    //! On the main thread: runs (or, after an interrupt, cancels) the calls
+    //! queued so far. May be null.
+    void (*runMainCalls)(void* self);
 };
 
 static_assert(sizeof(std::atomic<bool>) == 1 && std::atomic<bool>::is_always_lock_free,

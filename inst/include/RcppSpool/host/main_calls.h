@@ -74,6 +74,23 @@ RCPPSPOOL_HIDDEN inline MainCallQueue& mainCalls()
     return *q;
 }
 
+//! Hands `c` to the main thread: queues it in mainCalls(), or, in a borrower
+//! of another ABI version, in its lender's queue (as an opaque unit), which
+//! whichever package waits on the main thread serves.
+inline void postToMainThread(MainCall* c)
+{
+    if (const engine::ThreadLender* l = engine::runtime::threadLender()) {
+        if (l->postMainCall) {
+            l->postMainCall(l->self, [](void* p, int dropped) {
+                auto* m = static_cast<MainCall*>(p);
+                (dropped ? m->cancel : m->run)(m);
+            }, c);
+            return;
+        }
+    }
+    mainCalls().post(c);
+}
+
 }  // namespace host
 }  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

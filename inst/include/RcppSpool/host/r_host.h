@@ -206,6 +206,10 @@ inline GuardedEnd callGuarded(void (*body)(void*), void* data, std::string& mess
 //! handed to the main thread (RcppSpool::onMainThread()).
 inline void runMainCalls()
 {
+    // A borrower of another ABI version: its threads' calls went to the
+    // lender's queue (postToMainThread()).
+    if (const engine::ThreadLender* l = engine::runtime::threadLender())
+        if (l->runMainCalls) l->runMainCalls(l->self);
     if (mainCalls().size() == 0) return;
     engine::serviceRequests().pending.store(false, std::memory_order_seq_cst);
     while (MainCall* c = mainCalls().take()) {
