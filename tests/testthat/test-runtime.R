@@ -301,15 +301,17 @@ test_that("package A's loop calling package B's loop never runs more than availa
   expect_gte(res$maxActive, 1)
 })
 
-test_that("Ctrl-C during B's loop called from A's loop body ends the call within 0.5 s", {
+# A real SIGINT to a child R process while package `inner`'s loop runs in the
+# body of spoolA's loop: the call ends within 0.5 s, and `inner` works after.
+expect_interrupt_ends_nested_loop <- function(inner) {
   p <- start_child_r(c(
     sprintf(".libPaths(c(%s))", paste(deparse(child_lib), collapse = "")),
-    "loadNamespace('spoolB')",
+    sprintf("loadNamespace('%s')", inner),
     "cat('@@READY\\n')",
     "t0 <- NA",
-    "r <- tryCatch(spoolA::outer('spoolB', 1000L, 100L, 5), interrupt = function(e) { t0 <<- Sys.time(); 'interrupt' })",
+    sprintf("r <- tryCatch(spoolA::outer('%s', 1000L, 100L, 5), interrupt = function(e) { t0 <<- Sys.time(); 'interrupt' })", inner),
     "cat(sprintf('@@RESULT %s %.6f\\n', r, as.numeric(t0)))",
-    "cat(sprintf('@@NEXT %s\\n', spoolB::sumLoop(1000L) == sum(0:999)))"
+    sprintf("cat(sprintf('@@NEXT %%s\\n', %s::sumLoop(1000L) == sum(0:999)))", inner)
   ))
   on.exit(if (p$is_alive()) p$kill(), add = TRUE)
   wait_for_line(p, "@@READY", timeout = 60)
@@ -318,9 +320,13 @@ test_that("Ctrl-C during B's loop called from A's loop body ends the call within
   p$interrupt()
   lines <- wait_for_line(p, "@@NEXT", timeout = 30)
   result <- strsplit(grep("@@RESULT", lines, value = TRUE), " ")[[1]]
-  expect_identical(result[2], "interrupt")
-  expect_lt(as.numeric(result[3]) - sent, 0.5)
-  expect_match(grep("@@NEXT", lines, value = TRUE), "TRUE")
+  expect_identical(result[2], "interrupt", info = inner)
+  expect_lt(as.numeric(result[3]) - sent, 0.5, label = paste("seconds to end", inner, "'s loop"))
+  expect_match(grep("@@NEXT", lines, value = TRUE), "TRUE", info = inner)
+}
+
+test_that("Ctrl-C during B's loop called from A's loop body ends the call within 0.5 s", {
+  expect_interrupt_ends_nested_loop("spoolB")
 })
 
 test_that("a package built against headers of another ABI version borrows RcppSpool's workers, in either load order", {
@@ -392,25 +398,7 @@ test_that("calls for R's main thread made in one package's loop inside another's
 })
 
 test_that("Ctrl-C during the loop of a package of another ABI version, called from A's loop body, ends the call within 0.5 s", {
-  p <- start_child_r(c(
-    sprintf(".libPaths(c(%s))", paste(deparse(child_lib), collapse = "")),
-    "loadNamespace('spoolV2')",
-    "cat('@@READY\\n')",
-    "t0 <- NA",
-    "r <- tryCatch(spoolA::outer('spoolV2', 1000L, 100L, 5), interrupt = function(e) { t0 <<- Sys.time(); 'interrupt' })",
-    "cat(sprintf('@@RESULT %s %.6f\\n', r, as.numeric(t0)))",
-    "cat(sprintf('@@NEXT %s\\n', spoolV2::sumLoop(1000L) == sum(0:999)))"
-  ))
-  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
-  wait_for_line(p, "@@READY", timeout = 60)
-  Sys.sleep(1)
-  sent <- as.numeric(Sys.time())
-  p$interrupt()
-  lines <- wait_for_line(p, "@@NEXT", timeout = 30)
-  result <- strsplit(grep("@@RESULT", lines, value = TRUE), " ")[[1]]
-  expect_identical(result[2], "interrupt")
-  expect_lt(as.numeric(result[3]) - sent, 0.5)
-  expect_match(grep("@@NEXT", lines, value = TRUE), "TRUE")
+  expect_interrupt_ends_nested_loop("spoolV2")
 })
 
 test_that("a package that RcppSpool neither serves nor lends to keeps a runtime of its own, in either load order, and says so", {
