@@ -92,19 +92,13 @@ struct LentMainCall final : rs::host::MainCall {
 //! What this library serves borrowers besides its workers: its output queue
 //! and its queue of calls for R's main thread, so that whichever package's
 //! wait comes first on the main thread serves them.
-rs::engine::SchedulerLender::HostServices lentHostServices()
+rs::engine::ThreadLender::Host lentHostServices()
 {
-    rs::engine::SchedulerLender::HostServices h;
+    rs::engine::ThreadLender::Host h{};
     h.deliverLines = [](void*, int stream, const char* text, std::size_t n) {
         rs::host::deliverLines(stream == 0 ? rs::host::Stream::out : rs::host::Stream::err, std::string(text, n));
     };
-    h.releaseOutput = [](void*, int holdOut, int holdErr) {
-        // A stream is held if the borrower's or this library's main-thread line is open.
-        using rs::host::Stream;
-        const bool out = holdOut != 0 || rs::host::mainLineOpen(Stream::out);
-        const bool err = holdErr != 0 || rs::host::mainLineOpen(Stream::err);
-        for (auto& item : rs::host::outputQueue().take(out, err)) rs::host::write(item.first, item.second);
-    };
+    h.releaseOutput = [](void*, int holdOut, int holdErr) { rs::host::releaseOutput(holdOut != 0, holdErr != 0); };
     h.postMainCall = [](void*, rs::engine::LentRun run, void* arg) {
         rs::host::mainCalls().post(new LentMainCall(run, arg));
     };

@@ -21,30 +21,9 @@ namespace engine {
 //! for the work of `s` waits for it.
 class SchedulerLender {
 public:
-    //! What the host serves besides the workers (see ThreadLender; each may
-    //! be null): its output queue and its queue of calls for the main thread.
-    struct HostServices {
-        void (*deliverLines)(void* self, int stream, const char* text, std::size_t n) = nullptr;
-        void (*releaseOutput)(void* self, int holdOut, int holdErr) = nullptr;
-        void (*postMainCall)(void* self, LentRun run, void* arg) = nullptr;
-        void (*runMainCalls)(void* self) = nullptr;
-    };
-
-    //! Lends the workers of `s` (and nothing of a host).
-    explicit SchedulerLender(Scheduler& s) noexcept : SchedulerLender(s, HostServices{}) {}
-    //! Lends the workers of `s`, and what `host` serves.
-    SchedulerLender(Scheduler& s, const HostServices& host) noexcept
-        : s_(s),
-          table_{1,
-                 sizeof(ThreadLender),
-                 this,
-                 &threads,
-                 &lend,
-                 &interruptFlag(),
-                 host.deliverLines,
-                 host.releaseOutput,
-                 host.postMainCall,
-                 host.runMainCalls}
+    //! Lends the workers of `s`, and what `host` serves (nothing by default).
+    explicit SchedulerLender(Scheduler& s, const ThreadLender::Host& host = ThreadLender::Host{}) noexcept
+        : s_(s), table_{1, sizeof(ThreadLender), this, &lend, &interruptFlag(), host}
     {
     }
     SchedulerLender(const SchedulerLender&) = delete;
@@ -61,7 +40,6 @@ private:
         void operator()() const { run(arg, 0); }
         void discard() const { run(arg, 1); }
     };
-    static std::size_t threads(void* self) { return static_cast<SchedulerLender*>(self)->s_.numWorkers(); }
     static int lend(void* self, LentRun run, void* arg)
     {
         try {

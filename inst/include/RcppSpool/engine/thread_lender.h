@@ -36,8 +36,6 @@ struct ThreadLender {
     std::uint32_t version;  //!< 1
     std::uint32_t size;     //!< sizeof(ThreadLender) of the lender
     void* self;             //!< the lender's own state, passed back below
-    //! Threads the lender has now (0: it runs everything on the caller).
-    std::size_t (*threads)(void* self);
     //! Queues `run(arg, 0)` to run once on one of the lender's threads, soon.
     //! Returns 0, or nonzero if it could not be queued (then `run` is never
     //! called). Any thread.
@@ -46,22 +44,26 @@ struct ThreadLender {
     //! 0 or 1, in every C++ standard library), so that Ctrl-C stops the work
     //! of every package, whichever package's wait saw it.
     void* interruptFlag;
-    //! Queues `n` bytes of complete lines for stream 0 (out) or 1 (err),
-    //! written by a thread that may not write itself (in R: any thread but
-    //! the main thread), in the lender's one output queue. May be null.
-    void (*deliverLines)(void* self, int stream, const char* text, std::size_t n);
-    //! On the thread that writes (R's main thread): writes what the lender's
-    //! queue holds, except on a stream marked `hold` (its current line is
-    //! unfinished). May be null.
-    void (*releaseOutput)(void* self, int holdOut, int holdErr);
-    //! Queues `run(arg, 0)` for the host's main thread (R's), in the order of
-    //! the lender's own such calls, to run at its next service point in
-    //! whichever package it waits; `run(arg, 1)` instead if an interrupt
-    //! cancels it. Any thread. May be null.
-    void (*postMainCall)(void* self, LentRun run, void* arg);
-    //! On the main thread: runs (or, after an interrupt, cancels) the calls
-    //! queued so far. May be null.
-    void (*runMainCalls)(void* self);
+    //! What the lender's host serves besides its workers: its output queue
+    //! and its queue of calls for the main thread. Each entry may be null.
+    struct Host {
+        //! Queues `n` bytes of complete lines for stream 0 (out) or 1 (err),
+        //! written by a thread that may not write itself (in R: any thread
+        //! but the main thread), in the lender's one output queue.
+        void (*deliverLines)(void* self, int stream, const char* text, std::size_t n);
+        //! On the thread that writes (R's main thread): writes what the
+        //! lender's queue holds, except on a stream marked `hold` (its
+        //! current line is unfinished).
+        void (*releaseOutput)(void* self, int holdOut, int holdErr);
+        //! Queues `run(arg, 0)` for the host's main thread (R's), in the
+        //! order of the lender's own such calls, to run at its next service
+        //! point in whichever package it waits; `run(arg, 1)` instead if an
+        //! interrupt cancels it. Any thread.
+        void (*postMainCall)(void* self, LentRun run, void* arg);
+        //! On the main thread: runs (or, after an interrupt, cancels) the
+        //! calls queued so far.
+        void (*runMainCalls)(void* self);
+    } host;
 };
 
 static_assert(sizeof(std::atomic<bool>) == 1 && std::atomic<bool>::is_always_lock_free,

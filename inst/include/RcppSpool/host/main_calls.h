@@ -80,8 +80,8 @@ RCPPSPOOL_HIDDEN inline MainCallQueue& mainCalls()
 inline void postToMainThread(MainCall* c)
 {
     if (const engine::ThreadLender* l = engine::runtime::threadLender()) {
-        if (l->postMainCall) {
-            l->postMainCall(l->self, [](void* p, int dropped) {
+        if (l->host.postMainCall) {
+            l->host.postMainCall(l->self, [](void* p, int dropped) {
                 auto* m = static_cast<MainCall*>(p);
                 (dropped ? m->cancel : m->run)(m);
             }, c);

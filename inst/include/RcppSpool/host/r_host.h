@@ -66,15 +66,17 @@ RCPPSPOOL_HIDDEN inline bool& mainLineOpen(Stream s)
 }
 
 //! Writes what other threads queued (main thread only), except on a stream
-//! whose current line the main thread has not finished.
-inline void releaseOutput()
+//! whose current line the main thread has not finished, or (`holdOut`,
+//! `holdErr`) a borrower's main thread has not (see ThreadLender).
+inline void releaseOutput(bool holdOut = false, bool holdErr = false)
 {
-    const bool holdOut = mainLineOpen(Stream::out), holdErr = mainLineOpen(Stream::err);
+    holdOut = holdOut || mainLineOpen(Stream::out);
+    holdErr = holdErr || mainLineOpen(Stream::err);
     for (auto& item : outputQueue().take(holdOut, holdErr)) write(item.first, item.second);
     // A borrower of another ABI version: its threads' lines went to the
     // lender's queue (deliverLines()).
     if (const engine::ThreadLender* l = engine::runtime::threadLender())
-        if (l->releaseOutput) l->releaseOutput(l->self, holdOut, holdErr);
+        if (l->host.releaseOutput) l->host.releaseOutput(l->self, holdOut, holdErr);
 }
 
 //! Text from the main thread: written at once, after the lines other threads
@@ -95,7 +97,7 @@ inline void writeFromMain(Stream s, const std::string& text)
 inline void deliverLines(Stream s, std::string lines)
 {
     if (const engine::ThreadLender* l = engine::runtime::threadLender())
-        if (l->deliverLines) return l->deliverLines(l->self, s == Stream::out ? 0 : 1, lines.data(), lines.size());
+        if (l->host.deliverLines) return l->host.deliverLines(l->self, s == Stream::out ? 0 : 1, lines.data(), lines.size());
     outputQueue().add(s, std::move(lines));
 }
 
@@ -209,7 +211,7 @@ inline void runMainCalls()
     // A borrower of another ABI version: its threads' calls went to the
     // lender's queue (postToMainThread()).
     if (const engine::ThreadLender* l = engine::runtime::threadLender())
-        if (l->runMainCalls) l->runMainCalls(l->self);
+        if (l->host.runMainCalls) l->host.runMainCalls(l->self);
     if (mainCalls().size() == 0) return;
     engine::serviceRequests().pending.store(false, std::memory_order_seq_cst);
     while (MainCall* c = mainCalls().take()) {
