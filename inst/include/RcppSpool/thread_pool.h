@@ -97,7 +97,7 @@ public:
     //! A pool with defaultThreads() workers.
     ThreadPool() : ThreadPool(defaultThreads()) {}
     //! A pool with `nWorkers` workers; 0 runs every task inline on the caller.
-    explicit ThreadPool(std::size_t nWorkers) : sched_(new engine::Scheduler(checkCount(nWorkers))) {}
+    explicit ThreadPool(std::size_t nWorkers) : ThreadPool(nWorkers, nullptr) {}
 
     //! Never hangs: waits for running tasks, drops queued ones (none runs
     //! after it returns; futures of dropped tasks report a cancellation).

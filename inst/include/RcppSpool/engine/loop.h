@@ -45,8 +45,8 @@ namespace engine {
 //! chunks of 256 iterations or more end on a multiple of 64 (counted from
 //! index 0), so that vectorised range bodies see aligned data. Before each
 //! chunk a participant checks whether the loop was cancelled (an exception,
-//! the user's interrupt, an enclosing cancellation). A ticket that arrives when nothing is left
-//! costs a few atomic operations.
+//! the user's interrupt, an enclosing cancellation). A ticket that arrives
+//! when nothing is left costs a few atomic operations.
 class LoopBase : public CacheLineAllocated {
 public:
     //! `parentContext`: what the loop belongs to (it is cancelled with it);

@@ -301,12 +301,13 @@ public:
                      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
     {
         const bool bounded = deadline != std::chrono::steady_clock::time_point::max();
-        Worker* w = inlineMode() ? nullptr : currentWorker();
+        const bool inlined = inlineMode();
+        Worker* w = inlined ? nullptr : currentWorker();
         // A borrower's thread from outside (a worker of the lender, waiting
         // in a call to this package's code) helps as a worker would: the
         // lender's threads may all be waiting so, with nobody left to serve
         // the sessions this pool asked for (see LentSlot).
-        LentSlot helper(*this, !w && lender_ && !service && !inlineMode());
+        LentSlot helper(*this, !w && lender_ && !service && !inlined);
         if (helper) w = helper.worker();
         // Only the service thread needs the clock (recursive waits are hot).
         auto lastService = service ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
@@ -314,7 +315,8 @@ public:
         // (see prefersCallerRuns()): counted after kHungrySpins failed
         // searches (most joins end sooner: no shared counter to touch then)
         // until it finds work or returns.
-        HungerMark hunger{hungry_, helper.adoptsHunger()};
+        // (A helper's slot was vacant, and so counted hungry: the mark is its.)
+        HungerMark hunger{hungry_, static_cast<bool>(helper)};
         for (int spins = 0;; ++spins) {
             if (done()) {
                 if (!w) trimOutside();
@@ -604,7 +606,7 @@ public:
 
     //! Workers counted hungry now (see prefersCallerRuns(); for tests).
     int hungryWorkers() const noexcept { return hungry_.load(std::memory_order_relaxed); }
-    //! Lent slots taken or asked for now (a borrowing pool; for tests).
+    //! Sessions asked of the lender and not yet over (a borrowing pool; for tests).
     int lentSlotsInUse() const noexcept { return inUse_.load(std::memory_order_relaxed); }
     //! True when this pool borrows its threads (see "lent workers").
     bool borrowsThreads() const noexcept { return lender_ != nullptr; }
@@ -773,18 +775,16 @@ private:
         LentSlot(const LentSlot&) = delete;
         LentSlot& operator=(const LentSlot&) = delete;
 
+        //! True if a slot was taken: its mark in hungry_ passes to its thread.
         explicit operator bool() const noexcept { return w_ != nullptr; }
         Worker* worker() const noexcept { return w_; }
-        //! The slot's mark in hungry_ passes to its thread's HungerMark.
-        bool adoptsHunger() const noexcept { return w_ != nullptr; }
 
     private:
         [[gnu::noinline]] void help()
         {
-            s_.outstanding_.fetch_add(1, std::memory_order_seq_cst);
-            // After the count: either stopWorkers() sees it, or we see it stopping.
-            if (!s_.stopping_.load(std::memory_order_seq_cst)) take();
-            if (!w_) s_.outstanding_.fetch_sub(1, std::memory_order_seq_cst);
+            if (!s_.enterOutstanding()) return;
+            take();
+            if (!w_) s_.leaveOutstanding();
             helper_ = w_ != nullptr;
         }
         [[gnu::noinline]] void leave()
@@ -796,7 +796,7 @@ private:
             // What the helper queued and did not run (fire-and-forget
             // tasks of the tasks it ran) needs a thread.
             if (s_.hasVisibleWork()) s_.wakeWorker();
-            s_.outstanding_.fetch_sub(1, std::memory_order_seq_cst);  // the last touch of the scheduler
+            s_.leaveOutstanding();  // the last touch of the scheduler
         }
         void take()
         {
@@ -828,22 +828,32 @@ private:
     //! Does it have more than it may (a thread from outside joined a loop)?
     bool borrowsTooMany() const { return inUse_.load(std::memory_order_relaxed) > sessionsAllowed(); }
 
+    //! Counts the calling thread (or the session it asks for) among those
+    //! that may touch this scheduler, unless it is stopping. After the count:
+    //! either stopWorkers() sees it, or we see the stop.
+    bool enterOutstanding()
+    {
+        outstanding_.fetch_add(1, std::memory_order_seq_cst);
+        if (!stopping_.load(std::memory_order_seq_cst)) return true;
+        leaveOutstanding();
+        return false;
+    }
+    void leaveOutstanding() { outstanding_.fetch_sub(1, std::memory_order_seq_cst); }
+
     //! Asks the lender for a session, if this pool may have one more.
     bool lendWorker()
     {
-        outstanding_.fetch_add(1, std::memory_order_seq_cst);
+        if (!enterOutstanding()) return false;
         int u = inUse_.load(std::memory_order_relaxed);
-        for (;;) {
-            // After the count above: either stopWorkers() sees it, or we see it stopping.
-            if (stopping_.load(std::memory_order_seq_cst) || u >= sessionsAllowed()) {
-                outstanding_.fetch_sub(1, std::memory_order_seq_cst);
+        do {
+            if (u >= sessionsAllowed()) {
+                leaveOutstanding();
                 return false;
             }
-            if (inUse_.compare_exchange_weak(u, u + 1, std::memory_order_seq_cst)) break;
-        }
+        } while (!inUse_.compare_exchange_weak(u, u + 1, std::memory_order_seq_cst));
         if (lender_->lend(lender_->self, &Scheduler::lentSession, this) == 0) return true;
         inUse_.fetch_sub(1, std::memory_order_seq_cst);
-        outstanding_.fetch_sub(1, std::memory_order_seq_cst);
+        leaveOutstanding();
         return false;
     }
     //! A session, on a thread of the lender (a LentRun).
@@ -861,7 +871,7 @@ private:
         s->inUse_.fetch_sub(1, std::memory_order_seq_cst);
         // A push that saw every session under way asked for none: look again.
         if (serve && !s->stopping_.load(std::memory_order_seq_cst) && s->hasVisibleWork()) s->wakeWorker();
-        s->outstanding_.fetch_sub(1, std::memory_order_seq_cst);  // the last touch of *s
+        s->leaveOutstanding();  // the last touch of *s
     }
 
     // ---- giving back the memory of a burst --------------------------------------
@@ -1218,8 +1228,8 @@ private:
     // guard cost ~20 instructions per spawn once g++ stopped inlining it).
     std::atomic<unsigned>* const forkCounter_;
     const ThreadLender* const lender_;    // see "lent workers"
-    std::atomic<int> inUse_{0};          // lent slots taken or asked for
-    std::atomic<int> outstanding_{0};    // threads that may still touch a lent slot
+    std::atomic<int> inUse_{0};          // sessions asked for and not yet over (see "lent workers")
+    std::atomic<int> outstanding_{0};    // sessions and helpers that may still touch this (see enterOutstanding())
     std::unique_ptr<std::unique_ptr<Worker>[]> workers_;
     std::atomic<std::size_t> workerCount_{0};
     InjectionQueue injection_;
