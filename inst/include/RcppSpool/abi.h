@@ -10,14 +10,17 @@
 //     (abi1, abi2, ...), so that code of two versions never has the same
 //     mangled names: neither their objects nor their inline functions can be
 //     merged or interposed. Bump RCPPSPOOL_ABI_VERSION whenever the layout
-//     or the protocol of anything shared between packages changes.
+//     or the protocol of anything shared between packages changes, and
+//     whenever the layout of a type with out-of-line members changes (a
+//     client exports those members, and the dynamic loader would bind
+//     another package's calls to them).
 //   - functions and variables that hold process-wide or thread-local state
 //     are marked RCPPSPOOL_HIDDEN: each shared object keeps its own, and none
 //     is exported. (Types stay visible: a user's class may derive from or
 //     hold ours without warnings about visibility.)
 #pragma once
 
-#define RCPPSPOOL_ABI_VERSION 6
+#define RCPPSPOOL_ABI_VERSION 7
 
 #define RCPPSPOOL_CAT_(a, b) a##b
 #define RCPPSPOOL_CAT(a, b) RCPPSPOOL_CAT_(a, b)

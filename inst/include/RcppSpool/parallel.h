@@ -96,7 +96,8 @@ auto async(F&& f, Args&&... args)
 //!   the recursion (the big ones), where thieves find them. A loop that
 //!   spawns many calls from one function queues them all, as
 //!   `std::launch::async` would: kept on its thread, they would be out of
-//!   every thief's reach. Callables larger than 48 bytes are queued.
+//!   every thief's reach. Callables larger than 48 bytes, or aligned beyond
+//!   a pointer, are queued.
 template <class F, class... Args>
 auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
 {
