@@ -172,6 +172,7 @@ private:
 //! (host_hooks.h) tell it which thread to keep responsive.
 class Scheduler {
 public:
+    struct Worker;
     //! A scheduler with `nWorkers` workers: threads of its own, or, with a
     //! `lender`, the lender's threads, borrowed while there is work (see
     //! "lent workers" below). The lender must outlive the scheduler.
@@ -318,7 +319,7 @@ public:
                         pushOwn(*w, t);
                         break;
                     }
-                    execute(t);
+                    execute(t, w);
                 }
             }
         }
@@ -347,7 +348,7 @@ public:
                 Task t;
                 if (findWork(*w, t)) {
                     hunger.set(false);
-                    execute(t);
+                    execute(t, w);
                     spins = 0;
                     continue;
                 }
@@ -449,10 +450,11 @@ public:
     //! 8-byte words (see TaskSlot), g++ copied it in 16-byte loads, and the
     //! CPU cannot forward narrower stores to a wider load: each load waited
     //! for the stores to reach the cache.
-    void execute(Task& t)
+    //! `self`: the calling thread's worker of this pool (currentWorker(),
+    //! which the callers know), or null.
+    void execute(Task& t, Worker* const self)
     {
         Context* const c = t.context();
-        Worker* const self = currentWorker();
         Counters& n = counters(self);
         bump(n.started, self);
         if (c && (c->cancelled() || interruptRequested())) {
@@ -478,7 +480,7 @@ public:
     [[gnu::noinline]] void executeCopy(const Task& t)
     {
         Task own = t;
-        execute(own);
+        execute(own, currentWorker());
     }
 
     //! Runs `body` (which must not throw) on this thread as part of the work
@@ -1178,7 +1180,7 @@ private:
                 // wakes the next if more is waiting (chained, as searchers do).
                 hunger.set(false);
                 if (std::exchange(woke, false) && hasVisibleWork()) wakeWorker();
-                execute(t);
+                execute(t, &w);
                 continue;
             }
             woke = false;
@@ -1207,7 +1209,7 @@ private:
             if (found) {
                 hunger.set(false);
                 if (lastSearcher && hasVisibleWork()) wakeWorker();
-                execute(t);
+                execute(t, &w);
                 continue;
             }
             if (standsAside(w)) continue;  // sleeps apart (above)
