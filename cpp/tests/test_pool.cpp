@@ -1186,6 +1186,36 @@ TEST(ThreadPool, PauseCountersAndWaitFor)
     pool.wait();
 }
 
+// A join on a worker first runs the tasks on top of its own deque, before
+// it sets up a full wait (the fast path of Scheduler::waitUntilOn()); like
+// every other way to take work, it starts none while the pool is paused.
+TEST(ThreadPool, AJoinOnAWorkerStartsNoTaskWhilePaused)
+{
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<bool> waiting{false};
+    std::atomic<int> ran{0}, ranWhilePaused{0};
+    pool.push([&] {
+        RcppSpool::TaskGroup g(pool);
+        pool.pause();
+        for (int i = 0; i < 4; ++i)
+            g.run([&] {
+                if (pool.isPaused()) ranWhilePaused++;
+                ran++;
+            });
+        waiting = true;
+        g.wait();
+    });
+    const auto t0 = Clock::now();
+    while (!waiting && seconds(t0) < 5) std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(waiting.load());
+    std::this_thread::sleep_for(30ms);
+    EXPECT_EQ(ran.load(), 0) << "the join ran its own tasks while the pool was paused";
+    pool.unpause();
+    EXPECT_TRUE(pool.waitFor(10s));
+    EXPECT_EQ(ran.load(), 4);
+    EXPECT_EQ(ranWhilePaused.load(), 0);
+}
+
 TEST(ThreadPool, ResizeKeepsQueuedWork)
 {
     RcppSpool::ThreadPool pool(1);
