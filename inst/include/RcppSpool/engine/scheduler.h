@@ -302,6 +302,8 @@ public:
                      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
     {
         const bool bounded = deadline != std::chrono::steady_clock::time_point::max();
+        const bool inlined = inlineMode();
+        Worker* w = inlined ? nullptr : currentWorker();
         // A join's common case first: on a worker, what it waits for is on
         // top of its own deque (the task a recursion queued just before).
         // It runs that, and whatever it pushed, as the loop below would,
@@ -309,22 +311,14 @@ public:
         // clock, spin counts): 42 instructions less per TaskGroup task in
         // fib (callgrind, 1 worker: 517 -> 475), and with the execute() fix
         // fib(30) with a task per call (P3, 2 workers) takes 37 ms, was 54.
-        if (!service && !bounded && !inlineMode()) {
-            if (Worker* w = currentWorker()) {
-                Task t;
-                for (;;) {
-                    if (done()) return true;
-                    if (paused_.load(std::memory_order_relaxed) || !w->deque.pop(t)) break;
-                    if (paused_.load(std::memory_order_seq_cst)) {  // as in findWork()
-                        pushOwn(*w, t);
-                        break;
-                    }
-                    execute(t, w);
-                }
+        if (w) {
+            Task t;
+            for (;;) {
+                if (done()) return true;
+                if (!findOwnWork(*w, t)) break;
+                execute(t, w);
             }
         }
-        const bool inlined = inlineMode();
-        Worker* w = inlined ? nullptr : currentWorker();
         // A borrower's thread from outside (a worker of the lender, waiting
         // in a call to this package's code) helps as a worker would: the
         // lender's threads may all be waiting so, with nobody left to serve
@@ -1078,14 +1072,19 @@ private:
     //! the pause check just before pause() and then take a task pushed after
     //! it; the second check (seq_cst, after taking) catches that, and the task
     //! goes back to the worker's own deque.
-    bool findWork(Worker& w, Task& out)
+    bool findWork(Worker& w, Task& out) { return takeWork(w, out) && keepUnlessPaused(w, out); }
+    //! findWork() in `w`'s own deque only (inline: every join starts so).
+    [[gnu::always_inline]] bool findOwnWork(Worker& w, Task& out)
     {
-        if (!takeWork(w, out)) return false;
-        if (paused_.load(std::memory_order_seq_cst)) {
-            pushOwn(w, out);
-            return false;
-        }
-        return true;
+        return !paused_.load(std::memory_order_relaxed) && w.deque.pop(out) && keepUnlessPaused(w, out);
+    }
+    //! The second pause check of findWork(): false (and `t` back on `w`'s
+    //! deque) if the pool was paused meanwhile.
+    [[gnu::always_inline]] bool keepUnlessPaused(Worker& w, const Task& t)
+    {
+        if (!paused_.load(std::memory_order_seq_cst)) return true;
+        pushOwn(w, t);
+        return false;
     }
 
     //! Own deque first (newest, cache-warm), then outside submissions, then
