@@ -51,15 +51,7 @@ public:
         // A worker of the pool is never the host's service thread (R's main
         // thread): no call of the host's hook at every join of a recursion.
         const bool service = !sched_.isOwnWorker() && engine::onServiceThread();
-        // Two waits, so that a worker's (a recursion's join) checks a plain
-        // condition that g++ inlines: the combined one was called out of
-        // line, at every look.
-        if (!sched_.forked()) {
-            if (service)
-                sched_.waitUntilOn(true, &ctx_, [&] { return ctx_.done() || engine::interruptRequested(); });
-            else
-                sched_.waitUntilOn(false, &ctx_, [&] { return ctx_.done(); });
-        }
+        if (!sched_.forked()) sched_.waitUntilDoneOrInterrupted(service, &ctx_, [&] { return ctx_.done(); });
         if (!ctx_.done()) {  // interrupted
             ctx_.cancel();
             sched_.waitUntil(&ctx_, [this] { return ctx_.done(); });

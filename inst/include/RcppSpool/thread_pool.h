@@ -268,8 +268,7 @@ private:
         }
         engine::Context& root = s.root();
         const bool service = engine::onServiceThread();
-        bool finished = s.waitUntil(&root,
-            [&] { return root.done() || (service && engine::interruptRequested()); }, deadline);
+        bool finished = s.waitUntilDoneOrInterrupted(service, &root, [&] { return root.done(); }, deadline);
         if (service && engine::interruptRequested()) {
             s.dropQueued();
             s.waitUntil(&root, [&] { return root.done(); });

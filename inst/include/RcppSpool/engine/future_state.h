@@ -125,12 +125,7 @@ public:
         runDeferred();
         if (ready()) return true;
         if (!sched_ || sched_->forked()) return ready();
-        // Two waits, so that a worker's (a recursion's get()) checks a plain
-        // condition that g++ inlines.
-        if (service)
-            return sched_->waitUntilOn(true, this, [this] { return ready() || interruptRequested(); }, deadline) &&
-                   ready();
-        return sched_->waitUntilOn(false, this, [this] { return ready(); }, deadline) && ready();
+        return sched_->waitUntilDoneOrInterrupted(service, this, [this] { return ready(); }, deadline) && ready();
     }
 
     //! Moves the result out (or throws the task's exception). Call once, when ready.
