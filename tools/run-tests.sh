@@ -11,7 +11,7 @@ LIB=$PWD/.Rlib
 BUILD=$PWD/build
 RESULTS=$BUILD/results
 mkdir -p "$LIB" "$RESULTS"
-rm -f "$RESULTS"/*.count
+rm -f "$RESULTS"/*.count "$RESULTS"/*.failures
 export R_LIBS="$LIB${R_LIBS:+:$R_LIBS}"
 # The randomized engine stress (and the memory test's random bursts) runs this
 # long in each C++ build (3 builds: half a minute in all); `make soak` sets it
@@ -26,6 +26,8 @@ export RCPPSPOOL_COMPAT=${RCPPSPOOL_COMPAT:-true}
 SECONDS=0; last_record=0
 record() {
   echo "$2 $3" >"$RESULTS/$1.count"
+  # A suite that failed as a whole (a build, R CMD check) names itself.
+  [ "$2" = 0 ] && [ "$3" != 0 ] && [ ! -s "$RESULTS/$1.failures" ] && echo "(the whole suite: see above)" >"$RESULTS/$1.failures"
   echo "== $1: $2 passed, $3 failed ($((SECONDS - last_record)) s)"
   last_record=$SECONDS
 }
@@ -58,7 +60,7 @@ run_r() {
   # code, a third less time): see tools/no-debug-info.mk.
   [ -n "${R_MAKEVARS_USER:-}" ] || export R_MAKEVARS_USER=$PWD/tools/no-debug-info.mk
   "$R" CMD INSTALL --preclean --no-test-load --library="$LIB" . >"$BUILD/install.log" 2>&1 || { cat "$BUILD/install.log"; record r 0 1; return; }
-  "$RSCRIPT" tools/testthat-counts.R "$RESULTS/r.count"
+  "$RSCRIPT" tools/testthat-counts.R "$RESULTS/r.count" "$RESULTS/r.failures"
   if [ -f "$RESULTS/r.count" ]; then
     echo "   (install and R tests: $((SECONDS - last_record)) s)"; last_record=$SECONDS
   else
@@ -99,16 +101,22 @@ run_cpp() {
       ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" \
         "${pre[@]}" "$exe" --gtest_brief=1 --gtest_output="json:$dir/gtest-$name.json" || failed=1
     done
-    local counts; counts=$(python3 - "$dir" "$failed" <<'PY'
+    local counts; counts=$(python3 - "$dir" "$failed" "$RESULTS/cpp-$b.failures" <<'PY'
 import glob, json, sys
 p = f = 0
+names = []
 for path in glob.glob(sys.argv[1] + "/gtest-*.json"):
     d = json.load(open(path))
     f += d.get("failures", 0) + d.get("errors", 0)
     p += d.get("tests", 0) - d.get("failures", 0) - d.get("errors", 0) - d.get("disabled", 0)
+    names += [s["name"] + "." + t["name"] for s in d.get("testsuites", [])
+              for t in s.get("testsuite", []) if t.get("failures")]
 # A sanitizer report makes the process exit non-zero even if every test passed.
 if sys.argv[2] == "1" and f == 0:
     f = 1
+    names.append("(a sanitizer report, or a binary that did not finish)")
+with open(sys.argv[3], "w") as out:
+    out.write("".join(n + "\n" for n in names))
 print(p, f)
 PY
 )
@@ -178,14 +186,16 @@ run_toolchains() {
     done
     [ $onwine = 1 ] && env WINEPREFIX="$WINE_PREFIX" wineserver -k 2>/dev/null
     # A binary that wrote no report (it crashed, or hung) counts as one failure.
-    local counts; counts=$(python3 - "$dir" "${names[@]}" <<'PY'
+    local counts; counts=$(python3 - "$dir" "$RESULTS/cpp-$name.failures" "${names[@]}" <<'PY'
 import json, os, sys
-d, names = sys.argv[1], sys.argv[2:]
+d, failures, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 p = f = s = 0
+failed = []
 for n in names:
     path = os.path.join(d, "gtest-%s.json" % n)
     if not os.path.exists(path):
         print("   %s: no report (crashed or timed out)" % n, file=sys.stderr)
+        failed.append("%s (no report: crashed or timed out)" % n)
         f += 1
         continue
     for suite in json.load(open(path)).get("testsuites", []):
@@ -194,8 +204,11 @@ for n in names:
                 s += 1
             elif t.get("failures"):
                 f += 1
+                failed.append(suite["name"] + "." + t["name"])
             else:
                 p += 1
+with open(failures, "w") as out:
+    out.write("".join(n + "\n" for n in failed))
 if s:
     print("   %d skipped (not counted)" % s, file=sys.stderr)
 print(p, f)
@@ -217,6 +230,10 @@ esac
 passed=0; failed=0
 for f in "$RESULTS"/*.count; do
   read -r p q <"$f"; passed=$((passed + p)); failed=$((failed + q))
+done
+# What failed, last, where a log's tail shows it.
+for f in "$RESULTS"/*.failures; do
+  [ -s "$f" ] && sed "s/^/FAILED $(basename "$f" .failures): /" "$f"
 done
 echo "(all suites: $((SECONDS / 60)) min $((SECONDS % 60)) s)"
 echo "$passed passed, $failed failed"

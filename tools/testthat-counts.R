@@ -1,5 +1,6 @@
 # Runs tests/testthat against the installed package and writes "passed failed"
-# to the file named by the first argument (skips are neither).
+# to the file named by the first argument (skips are neither), and the failed
+# tests' names, a line each, to the file named by the second.
 args <- commandArgs(trailingOnly = TRUE)
 out <- args[1]
 library(testthat)
@@ -11,4 +12,6 @@ df <- as.data.frame(res)
 failed <- sum(df$failed) + sum(df$error)
 passed <- sum(df$passed)
 cat(sprintf("== r: %d expectations passed, %d failed, %d skipped\n", passed, failed, sum(df$skipped)))
+bad <- df[df$failed > 0 | df$error, , drop = FALSE]
+writeLines(sprintf("%s: %s", bad$file, bad$test), args[2])
 writeLines(paste(passed, failed), out)
