@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -120,12 +121,16 @@ using Method = std::pair<std::string, std::function<void()>>;
 
 //! Reports the median time of one call of each method (in ms), measured in
 //! turns: rounds of a block of calls of each method, the order rotating each
-//! round, each block after a warm-up of a few ms. Loops of a fraction of a
-//! millisecond measured one method after the other varied with what ran
-//! before and with the machine's state over time (the same loop at 212 or
-//! 273 us from one run to the next, and OpenMP's threads spin for a while
-//! after its loops, taking a core from whoever runs next); in turns, every
-//! method sees the same.
+//! round. Loops of a fraction of a millisecond measured one method after the
+//! other varied with the machine's state over time (the same loop at 212 or
+//! 273 us from one run to the next); in turns, every method sees the same.
+//! Before each block the previous method's threads settle (kSettle), then
+//! the method warms up for a few ms. libgomp's threads spin for ~7.5 ms
+//! after a loop (CPU time measured in the 100 ms after one): with a warm-up
+//! of 5 ms alone, that spinning thread held a core through the next block,
+//! and in 15-18% of RcppSpool's calls its worker got no core before the
+//! caller had done the whole loop (none with OMP_WAIT_POLICY=passive).
+static constexpr std::chrono::milliseconds kSettle{20};
 static void reportInTurns(const std::string& id, const std::string& work, const std::vector<Method>& methods,
                           int rounds)
 {
@@ -135,6 +140,7 @@ static void reportInTurns(const std::string& id, const std::string& work, const 
         for (std::size_t j = 0; j < methods.size(); ++j) {
             const std::size_t k = (j + static_cast<std::size_t>(round)) % methods.size();
             const auto& call = methods[k].second;
+            std::this_thread::sleep_for(kSettle);
             const auto warmEnd = Clock::now() + std::chrono::milliseconds(5);
             while (Clock::now() < warmEnd) call();
             for (int c = 0; c < perBlock; ++c) t[k].push_back(timeOnce(call));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -34,11 +35,13 @@ namespace engine {
 //! its caches still hold), and with uneven iterations the blocks are shared
 //! out as they run dry.
 //!
-//! A participant's chunks start at one iteration and double while a chunk
-//! takes less than ~20 us, so indexes and clocks are touched rarely for cheap
-//! bodies while expensive bodies are still cancelled between single
+//! A participant's chunks start at one iteration and grow until a chunk
+//! takes ~20 us (see grow()), so indexes and clocks are touched rarely for
+//! cheap bodies while expensive bodies are still cancelled between single
 //! iterations; and a chunk is never more than 1 / (2 x participants) of what
-//! is left in its block, so that the end of each block is shared out finely
+//! is left in its block (half, in a participant's own block, once its grain
+//! holds many cheap iterations: see claim()), so that the end of each block
+//! is shared out finely
 //! (a Kendall matrix of 10 columns, rows of 9, 8, ..., 0 pairs: 1.90x on 2
 //! threads, OpenMP's dynamic schedule 1.93x; plain static halves give 1.65x,
 //! as the first half holds the largest rows). Unless nBatches is given,
@@ -167,6 +170,18 @@ private:
     //! longer, serially.
     static constexpr std::ptrdiff_t kAlignment = 64;
     static constexpr std::ptrdiff_t kAlignedBlock = 16 * kAlignment;
+    //! What a piece should take once its grain is known (see grow()).
+    static constexpr std::chrono::microseconds kPieceTime{20};
+    static constexpr std::ptrdiff_t kMaxGrowth = 64;
+    //! The longest piece a participant takes from its own block, in grains
+    //! (see claim()), once the grain holds kLongPieceGrain iterations or
+    //! more. Costly iterations (a grain of a few) stay a grain a piece: a
+    //! piece of 4 rows of a Kendall matrix in flight at the end could leave
+    //! the other thread idle for 3 rows.
+    static constexpr std::ptrdiff_t kLongPiece = 4;
+    static constexpr std::ptrdiff_t kLongPieceGrain = 64;
+    //! After growing, one full piece in kRetime is timed (see run()).
+    static constexpr int kRetime = 8;
 
     //! `i` rounded up to a multiple of kAlignment (negative indexes too;
     //! unchanged within kAlignment of the largest index, where it would overflow).
@@ -188,21 +203,35 @@ private:
         return true;
     }
 
-    //! Claims the next chunk of at most `want` iterations of block `k`: [b, e).
-    bool claim(Block& k, std::ptrdiff_t want, std::ptrdiff_t& b, std::ptrdiff_t& e)
+    //! Claims the next piece of block `k`: [b, e). `grain`: iterations that
+    //! take about kPieceTime; `settled`: the grain has stopped growing and
+    //! `k` is the claimer's own block (see run()).
+    bool claim(Block& k, std::ptrdiff_t grain, bool settled, std::ptrdiff_t& b, std::ptrdiff_t& e)
     {
         std::ptrdiff_t cur = k.next.load(std::memory_order_relaxed);
         // Pieces shrink towards a block's end, so that participants finish
-        // together, but not below a 32nd of `want`: `want` iterations take
-        // about 20 us (see run()), and smaller pieces only add claims. The
-        // last piece may be up to 1.5 floors (a 16th of `want` had ended an
-        // axpy loop on 2 threads with one idle for 3 us of 105).
-        const std::ptrdiff_t floor = std::max(minChunk_, want / 32);
+        // together, but not below a 32nd of `grain` (~0.6 us): smaller
+        // pieces only add claims. The last piece may be up to 1.5 floors (a
+        // 16th had ended an axpy loop on 2 threads with one idle for 3 us of
+        // 105).
+        const std::ptrdiff_t floor = std::max(minChunk_, grain / 32);
+        // (One division per claim: a select between two had cost both.)
+        const std::ptrdiff_t most = settled ? grain * kLongPiece : grain;
+        const std::ptrdiff_t parts = settled ? maxParticipants_ : 2 * static_cast<std::ptrdiff_t>(maxParticipants_);
         std::ptrdiff_t n;
         do {
             if (cur >= k.end) return false;
             const std::ptrdiff_t left = k.end - cur;
-            n = std::min(left, std::max(floor, std::min(want, left / (2 * maxParticipants_))));
+            // In its own block, once the grain is known (and holds many
+            // iterations), a participant takes half of what is left there, up
+            // to kLongPiece grains: a thief still finds at least as much as
+            // the piece in flight. Each piece costs a claim, a check and a
+            // call (and a clock read while the grain grows): a 1e6-iteration
+            // axpy on 2 threads took 28 pieces a thread, a grain or a quarter
+            // of what was left at a time, and 1.007x OpenMP static's time; 14
+            // pieces, 1.003x. Elsewhere (and while growing): a grain, or a
+            // quarter of what is left on 2 threads.
+            n = std::min(left, std::max(floor, std::min(most, left / parts)));
             if (minChunk_ == 1 && n >= 4 * kAlignment) n = std::min(left, alignUp(cur + n) - cur);
             // No piece much shorter than the floor (nor than nBatches allows) at a block's end.
             if (left - n < std::max(minChunk_, floor / 2)) n = left;
@@ -233,15 +262,31 @@ private:
         std::ptrdiff_t grain = 1, finished = 0;
         auto lastService = std::chrono::steady_clock::now();
         auto t0 = lastService;
-        bool timing = true;  // t0 is when the piece now run started
+        bool t0IsNow = true;   // t0 was read after the last piece: the next one starts now
+        bool growing = true;   // the grain has not yet reached kPieceTime
+        int untimed = 0;       // full pieces run untimed since growing ended
         std::ptrdiff_t b, e;
         for (int k = home; k >= 0; k = fullestBlock()) {
-            while (claim(blocks()[k], grain, b, e)) {
+            while (claim(blocks()[k], grain, !growing && k == home && grain >= kLongPieceGrain, b, e)) {
                 if (stopRequested()) {
                     complete(finished + (e - b) + takeTheRest());
                     return;
                 }
-                if (!timing) t0 = std::chrono::steady_clock::now();
+                // Only a full piece tells how long `grain` iterations take:
+                // one cut short (a block's end, the shrinking pieces towards
+                // it) is quick for that reason, and growing on it had made
+                // the last pieces' floor (want / 16 in claim()) a sixteenth of
+                // 50 us and more: a 1e6-iteration axpy on 2 threads ended
+                // with a piece of 31 us on one thread while the other had
+                // nothing left. Full pieces are timed while the grain grows,
+                // then one in kRetime (iterations may get cheaper along the
+                // range); the service thread times every piece, as it
+                // services the host by the clock. A clock read costs ~35 ns
+                // here: once per piece it was 0.4% of a 1e6-iteration axpy.
+                const bool full = e - b >= grain;
+                const bool timed = service || (full && (growing || ++untimed >= kRetime));
+                if (timed && !t0IsNow) t0 = std::chrono::steady_clock::now();
+                t0IsNow = false;
                 try {
                     runRange(b, e);
                 } catch (...) {
@@ -251,20 +296,12 @@ private:
                 // The piece that used up its block sizes no next piece there:
                 // no clock (half the clock reads of a loop over 2 items, and
                 // they took a third of a nested loop's time in perf).
-                timing = service || blocks()[k].next.load(std::memory_order_relaxed) < blocks()[k].end;
-                if (!timing) continue;
+                if (!timed || !(service || blocks()[k].next.load(std::memory_order_relaxed) < blocks()[k].end))
+                    continue;
                 const auto t1 = std::chrono::steady_clock::now();
-                // Pieces grow until one takes about 20 us: by 8 while one
-                // takes under 2.5 us, by 2 up to 20 us (never over ~40 us).
-                // Only a full piece tells: one cut short (a block's end, the
-                // shrinking pieces towards it) is quick for that reason, and
-                // growing on it made the floor of the last pieces (want / 16
-                // in claim()) a sixteenth of 50 us and more, not of 20 us: a
-                // 1e6-iteration axpy on 2 threads ended with a piece of 31 us
-                // on one thread while the other had nothing left to take.
-                if (e - b >= grain && t1 - t0 < std::chrono::microseconds(20) && grain < (std::ptrdiff_t(1) << 40))
-                    grain *= t1 - t0 < std::chrono::nanoseconds(2500) ? 8 : 2;
+                if (full) grow(grain, growing, untimed, e - b, t1 - t0);
                 t0 = t1;
+                t0IsNow = true;
                 if (service && (t1 - lastService >= Scheduler::kServicePeriod || serviceRequested())) {
                     hostHooks().service();
                     lastService = t0 = std::chrono::steady_clock::now();
@@ -272,6 +309,33 @@ private:
             }
         }
         complete(finished);
+    }
+
+    //! Sizes the next pieces from a full piece of `n` iterations that took
+    //! `took`: the grain grows towards what takes kPieceTime, by at most
+    //! kMaxGrowth at a time (the first iterations may be cheaper than the
+    //! later ones), and is no longer `growing` once a piece takes about
+    //! kPieceTime. So indexes and clocks are touched rarely for cheap bodies
+    //! (an axpy reaches it in 5 pieces; 7 when it grew by 8, then by 2),
+    //! while expensive bodies are still cancelled between single iterations.
+    static void grow(std::ptrdiff_t& grain, bool& growing, int& untimed, std::ptrdiff_t n, std::chrono::nanoseconds took)
+    {
+        untimed = 0;
+        const std::int64_t target = std::chrono::nanoseconds(kPieceTime).count();
+        // The first pieces of a cheap body: no division.
+        if (took.count() * kMaxGrowth <= target && n == grain && grain < (std::ptrdiff_t(1) << 34)) {
+            grain *= kMaxGrowth;
+            return;
+        }
+        const double t = static_cast<double>(std::max<std::int64_t>(1, took.count()));
+        const double fit = static_cast<double>(n) * static_cast<double>(target) / t;
+        // Less than a quarter more is not worth a change.
+        if (fit < 1.25 * static_cast<double>(grain) || grain >= (std::ptrdiff_t(1) << 40)) {
+            growing = false;
+            return;
+        }
+        growing = true;
+        grain = std::min(grain * kMaxGrowth, static_cast<std::ptrdiff_t>(fit));
     }
 
     //! Takes every iteration nobody has claimed, so that nobody starts it;
