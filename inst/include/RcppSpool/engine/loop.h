@@ -275,7 +275,7 @@ private:
                 // Only a full piece tells how long `grain` iterations take:
                 // one cut short (a block's end, the shrinking pieces towards
                 // it) is quick for that reason, and growing on it had made
-                // the last pieces' floor (want / 16 in claim()) a sixteenth of
+                // the last pieces' floor (a 16th of the grain then) a 16th of
                 // 50 us and more: a 1e6-iteration axpy on 2 threads ended
                 // with a piece of 31 us on one thread while the other had
                 // nothing left. Full pieces are timed while the grain grows,
@@ -315,9 +315,11 @@ private:
     //! `took`: the grain grows towards what takes kPieceTime, by at most
     //! kMaxGrowth at a time (the first iterations may be cheaper than the
     //! later ones), and is no longer `growing` once a piece takes about
-    //! kPieceTime. So indexes and clocks are touched rarely for cheap bodies
-    //! (an axpy reaches it in 5 pieces; 7 when it grew by 8, then by 2),
-    //! while expensive bodies are still cancelled between single iterations.
+    //! kPieceTime; it halves when a piece timed later took more than twice
+    //! that (iterations that get costlier along the range). So indexes
+    //! and clocks are touched rarely for cheap bodies (an axpy reaches its
+    //! grain in 4 pieces; 7 when it grew by 8, then by 2), while expensive
+    //! bodies are still cancelled between single iterations.
     static void grow(std::ptrdiff_t& grain, bool& growing, int& untimed, std::ptrdiff_t n, std::chrono::nanoseconds took)
     {
         untimed = 0;
@@ -329,13 +331,16 @@ private:
         }
         const double t = static_cast<double>(std::max<std::int64_t>(1, took.count()));
         const double fit = static_cast<double>(n) * static_cast<double>(target) / t;
+        const double g = static_cast<double>(grain);
         // Less than a quarter more is not worth a change.
-        if (fit < 1.25 * static_cast<double>(grain) || grain >= (std::ptrdiff_t(1) << 40)) {
+        if (fit < 1.25 * g || grain >= (std::ptrdiff_t(1) << 40)) {
             growing = false;
+            // Halved at most: one piece preempted says little.
+            if (fit < 0.5 * g) grain = std::max<std::ptrdiff_t>(1, grain / 2);
             return;
         }
         growing = true;
-        grain = std::min(grain * kMaxGrowth, static_cast<std::ptrdiff_t>(fit));
+        grain = static_cast<std::ptrdiff_t>(std::min(g * kMaxGrowth, fit));
     }
 
     //! Takes every iteration nobody has claimed, so that nobody starts it;
