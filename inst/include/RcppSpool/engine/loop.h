@@ -36,7 +36,7 @@ namespace engine {
 //! out as they run dry.
 //!
 //! A participant's chunks start at one iteration and grow until a chunk
-//! takes ~20 us (see grow()), so indexes and clocks are touched rarely for
+//! takes ~20 us (see Grain), so indexes and clocks are touched rarely for
 //! cheap bodies while expensive bodies are still cancelled between single
 //! iterations; and a chunk is never more than 1 / (2 x participants) of what
 //! is left in its block (half, in a participant's own block, once its grain
@@ -170,7 +170,7 @@ private:
     //! longer, serially.
     static constexpr std::ptrdiff_t kAlignment = 64;
     static constexpr std::ptrdiff_t kAlignedBlock = 16 * kAlignment;
-    //! What a piece should take once its grain is known (see grow()).
+    //! What a piece should take once its grain is known (see Grain).
     static constexpr std::chrono::microseconds kPieceTime{20};
     static constexpr std::ptrdiff_t kMaxGrowth = 64;
     //! The longest piece a participant takes from its own block, in grains
@@ -180,7 +180,7 @@ private:
     //! the other thread idle for 3 rows.
     static constexpr std::ptrdiff_t kLongPiece = 4;
     static constexpr std::ptrdiff_t kLongPieceGrain = 64;
-    //! After growing, one full piece in kRetime is timed (see run()).
+    //! After growing, one full piece in kRetime is timed (see Grain).
     static constexpr int kRetime = 8;
 
     //! `i` rounded up to a multiple of kAlignment (negative indexes too;
@@ -203,9 +203,55 @@ private:
         return true;
     }
 
+    //! How a participant sizes its pieces: its grain, the iterations that
+    //! take about kPieceTime, learnt from timed full pieces (only a full
+    //! piece tells: one cut short, at a block's end or shrinking towards it,
+    //! is quick for that reason; growing on such pieces had made the last
+    //! pieces of a 1e6-iteration axpy 31 us long on one thread while the
+    //! other had nothing left).
+    struct Grain {
+        std::ptrdiff_t size = 1;
+        bool growing = true;  //!< not yet at kPieceTime: every full piece is timed
+        int untimed = 0;      //!< full pieces run untimed since growing ended
+
+        //! Whether to time the next piece (`full`: it has `size` iterations).
+        //! Full pieces are timed while the grain grows, then one in kRetime
+        //! (iterations may get cheaper along the range). A clock read costs
+        //! ~35 ns here: after every piece it was 0.4% of a 1e6-iteration axpy.
+        bool timeNext(bool full) { return full && (growing || ++untimed >= kRetime); }
+
+        //! Long pieces from the participant's own block (see claim()): the
+        //! grain is known and holds many iterations.
+        bool settled() const { return !growing && size >= kLongPieceGrain; }
+
+        //! From a full piece of `n` iterations that took `took`: the grain
+        //! grows towards kPieceTime, by at most kMaxGrowth at a time (the
+        //! first iterations may be cheaper than the later ones), and stops
+        //! growing once a piece takes about kPieceTime; it halves when a piece
+        //! timed later took more than twice that (iterations that get
+        //! costlier along the range), at most, as one preempted piece says
+        //! little. So indexes and clocks are touched rarely for cheap bodies
+        //! (an axpy reaches its grain in 4 pieces; 7 when it grew by 8, then
+        //! by 2), while expensive bodies are still cancelled between single
+        //! iterations.
+        void resize(std::ptrdiff_t n, std::chrono::nanoseconds took)
+        {
+            untimed = 0;
+            const double fit = static_cast<double>(n) * static_cast<double>(std::chrono::nanoseconds(kPieceTime).count()) /
+                               static_cast<double>(std::max<std::int64_t>(1, took.count()));
+            const double g = static_cast<double>(size);
+            // Less than a quarter more is not worth a change.
+            growing = fit >= 1.25 * g && size < (std::ptrdiff_t(1) << 40);
+            if (growing)
+                size = static_cast<std::ptrdiff_t>(std::min(g * kMaxGrowth, fit));
+            else if (fit < 0.5 * g)
+                size = std::max<std::ptrdiff_t>(1, size / 2);
+        }
+    };
+
     //! Claims the next piece of block `k`: [b, e). `grain`: iterations that
-    //! take about kPieceTime; `settled`: the grain has stopped growing and
-    //! `k` is the claimer's own block (see run()).
+    //! take about kPieceTime; `settled`: `k` is the claimer's own block and
+    //! its grain is settled (see Grain).
     bool claim(Block& k, std::ptrdiff_t grain, bool settled, std::ptrdiff_t& b, std::ptrdiff_t& e)
     {
         std::ptrdiff_t cur = k.next.load(std::memory_order_relaxed);
@@ -259,32 +305,22 @@ private:
     void run(int home)
     {
         const bool service = onServiceThread();
-        std::ptrdiff_t grain = 1, finished = 0;
+        Grain grain;
+        std::ptrdiff_t finished = 0;
         auto lastService = std::chrono::steady_clock::now();
         auto t0 = lastService;
-        bool t0IsNow = true;   // t0 was read after the last piece: the next one starts now
-        bool growing = true;   // the grain has not yet reached kPieceTime
-        int untimed = 0;       // full pieces run untimed since growing ended
+        bool t0IsNow = true;  // t0 was read after the last piece: the next one starts now
+        Block* const block = blocks();
         std::ptrdiff_t b, e;
         for (int k = home; k >= 0; k = fullestBlock()) {
-            while (claim(blocks()[k], grain, !growing && k == home && grain >= kLongPieceGrain, b, e)) {
+            while (claim(block[k], grain.size, k == home && grain.settled(), b, e)) {
                 if (stopRequested()) {
                     complete(finished + (e - b) + takeTheRest());
                     return;
                 }
-                // Only a full piece tells how long `grain` iterations take:
-                // one cut short (a block's end, the shrinking pieces towards
-                // it) is quick for that reason, and growing on it had made
-                // the last pieces' floor (a 16th of the grain then) a 16th of
-                // 50 us and more: a 1e6-iteration axpy on 2 threads ended
-                // with a piece of 31 us on one thread while the other had
-                // nothing left. Full pieces are timed while the grain grows,
-                // then one in kRetime (iterations may get cheaper along the
-                // range); the service thread times every piece, as it
-                // services the host by the clock. A clock read costs ~35 ns
-                // here: once per piece it was 0.4% of a 1e6-iteration axpy.
-                const bool full = e - b >= grain;
-                const bool timed = service || (full && (growing || ++untimed >= kRetime));
+                // The service thread times every piece: it services the host by the clock.
+                const bool full = e - b >= grain.size;
+                const bool timed = service || grain.timeNext(full);
                 if (timed && !t0IsNow) t0 = std::chrono::steady_clock::now();
                 t0IsNow = false;
                 try {
@@ -293,13 +329,14 @@ private:
                     ctx_.fail(std::current_exception());
                 }
                 finished += e - b;
+                if (!timed) continue;
                 // The piece that used up its block sizes no next piece there:
                 // no clock (half the clock reads of a loop over 2 items, and
                 // they took a third of a nested loop's time in perf).
-                if (!timed || !(service || blocks()[k].next.load(std::memory_order_relaxed) < blocks()[k].end))
-                    continue;
+                const bool blockLeft = block[k].next.load(std::memory_order_relaxed) < block[k].end;
+                if (!blockLeft && !service) continue;
                 const auto t1 = std::chrono::steady_clock::now();
-                if (full) grow(grain, growing, untimed, e - b, t1 - t0);
+                if (full) grain.resize(e - b, t1 - t0);
                 t0 = t1;
                 t0IsNow = true;
                 if (service && (t1 - lastService >= Scheduler::kServicePeriod || serviceRequested())) {
@@ -309,38 +346,6 @@ private:
             }
         }
         complete(finished);
-    }
-
-    //! Sizes the next pieces from a full piece of `n` iterations that took
-    //! `took`: the grain grows towards what takes kPieceTime, by at most
-    //! kMaxGrowth at a time (the first iterations may be cheaper than the
-    //! later ones), and is no longer `growing` once a piece takes about
-    //! kPieceTime; it halves when a piece timed later took more than twice
-    //! that (iterations that get costlier along the range). So indexes
-    //! and clocks are touched rarely for cheap bodies (an axpy reaches its
-    //! grain in 4 pieces; 7 when it grew by 8, then by 2), while expensive
-    //! bodies are still cancelled between single iterations.
-    static void grow(std::ptrdiff_t& grain, bool& growing, int& untimed, std::ptrdiff_t n, std::chrono::nanoseconds took)
-    {
-        untimed = 0;
-        const std::int64_t target = std::chrono::nanoseconds(kPieceTime).count();
-        // The first pieces of a cheap body: no division.
-        if (took.count() * kMaxGrowth <= target && n == grain && grain < (std::ptrdiff_t(1) << 34)) {
-            grain *= kMaxGrowth;
-            return;
-        }
-        const double t = static_cast<double>(std::max<std::int64_t>(1, took.count()));
-        const double fit = static_cast<double>(n) * static_cast<double>(target) / t;
-        const double g = static_cast<double>(grain);
-        // Less than a quarter more is not worth a change.
-        if (fit < 1.25 * g || grain >= (std::ptrdiff_t(1) << 40)) {
-            growing = false;
-            // Halved at most: one piece preempted says little.
-            if (fit < 0.5 * g) grain = std::max<std::ptrdiff_t>(1, grain / 2);
-            return;
-        }
-        growing = true;
-        grain = static_cast<std::ptrdiff_t>(std::min(g * kMaxGrowth, fit));
     }
 
     //! Takes every iteration nobody has claimed, so that nobody starts it;
