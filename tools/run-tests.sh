@@ -91,35 +91,17 @@ run_cpp() {
     fi
     # TSan needs a fixed address layout on kernels with high mmap entropy.
     local pre=(); [ $b = tsan ] && command -v setarch >/dev/null && pre=(setarch "$(uname -m)" -R)
-    local json=$dir/results.json
     rm -f "$dir"/gtest-*.json
-    local failed=0
+    local failed=0 names=()
     for exe in "$dir"/test_*; do
-      [ -x "$exe" ] || continue
+      [ -x "$exe" ] && [ -f "$exe" ] || continue
       local name; name=$(basename "$exe")
+      names+=("$name")
       TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1" \
       ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" \
         "${pre[@]}" "$exe" --gtest_brief=1 --gtest_output="json:$dir/gtest-$name.json" || failed=1
     done
-    local counts; counts=$(python3 - "$dir" "$failed" "$RESULTS/cpp-$b.failures" <<'PY'
-import glob, json, sys
-p = f = 0
-names = []
-for path in glob.glob(sys.argv[1] + "/gtest-*.json"):
-    d = json.load(open(path))
-    f += d.get("failures", 0) + d.get("errors", 0)
-    p += d.get("tests", 0) - d.get("failures", 0) - d.get("errors", 0) - d.get("disabled", 0)
-    names += [s["name"] + "." + t["name"] for s in d.get("testsuites", [])
-              for t in s.get("testsuite", []) if t.get("failures")]
-# A sanitizer report makes the process exit non-zero even if every test passed.
-if sys.argv[2] == "1" and f == 0:
-    f = 1
-    names.append("(a sanitizer report, or a binary that did not finish)")
-with open(sys.argv[3], "w") as out:
-    out.write("".join(n + "\n" for n in names))
-print(p, f)
-PY
-)
+    local counts; counts=$(python3 tools/gtest-counts.py "$dir" "$RESULTS/cpp-$b.failures" "$failed" "${names[@]}")
     record "cpp-$b" $counts
   done
 }
@@ -185,35 +167,8 @@ run_toolchains() {
         timeout 600 "${wine[@]}" "./$base" --gtest_brief=1 --gtest_output="json:gtest-${base%.exe}.json" </dev/null)
     done
     [ $onwine = 1 ] && env WINEPREFIX="$WINE_PREFIX" wineserver -k 2>/dev/null
-    # A binary that wrote no report (it crashed, or hung) counts as one failure.
-    local counts; counts=$(python3 - "$dir" "$RESULTS/cpp-$name.failures" "${names[@]}" <<'PY'
-import json, os, sys
-d, failures, names = sys.argv[1], sys.argv[2], sys.argv[3:]
-p = f = s = 0
-failed = []
-for n in names:
-    path = os.path.join(d, "gtest-%s.json" % n)
-    if not os.path.exists(path):
-        print("   %s: no report (crashed or timed out)" % n, file=sys.stderr)
-        failed.append("%s (no report: crashed or timed out)" % n)
-        f += 1
-        continue
-    for suite in json.load(open(path)).get("testsuites", []):
-        for t in suite.get("testsuite", []):
-            if t.get("result") == "SKIPPED" or t.get("status") == "NOTRUN":
-                s += 1
-            elif t.get("failures"):
-                f += 1
-                failed.append(suite["name"] + "." + t["name"])
-            else:
-                p += 1
-with open(failures, "w") as out:
-    out.write("".join(n + "\n" for n in failed))
-if s:
-    print("   %d skipped (not counted)" % s, file=sys.stderr)
-print(p, f)
-PY
-)
+    # (Exit statuses under wine say little: a binary without a report failed.)
+    local counts; counts=$(python3 tools/gtest-counts.py "$dir" "$RESULTS/cpp-$name.failures" 0 "${names[@]}")
     record "cpp-$name" $counts
   done
 }
