@@ -149,6 +149,65 @@ TEST(LentWorkers, ALendersLoopCallingABorrowersLoopRunsNoMoreBodiesThanTheLender
     EXPECT_TRUE(lent::settles(b));
 }
 
+TEST(LentWorkers, ABorrowersLoopCallingALendersLoopRunsNoMoreBodiesThanTheLenderHasThreads)
+{
+    // The other way round: b's loop (on the caller and a session lent by one
+    // of a's workers) calls a's loop in each body. The caller and the lent
+    // worker's body both join a's loop, and a worker of a stands aside for
+    // each outside thread (one at most: one of its two workers computes
+    // anyway). That used to be the last worker by index: when the session
+    // went to worker 1, the one standing aside was the one busy in b's body,
+    // and worker 0 computed on: three threads on a's two workers
+    // (test-runtime.R caught it now and then). So the session is put on
+    // worker 1 here: worker 0 is held in a task until the session starts.
+    engine::Scheduler a(2);
+    engine::SchedulerLender lender(a);
+    engine::Scheduler b(2, lender.table());
+    const auto mainThread = std::this_thread::get_id();
+    for (int round = 0; round < 5; ++round) {
+        std::atomic<bool> holding{false}, sessionStarted{false};
+        engine::Context held;
+        // Two tasks: the one on worker 1 waits until the other is held on
+        // worker 0 (the only worker left to take it), then returns.
+        for (int k = 0; k < 2; ++k)
+            lent::submit(a, held, [&] {
+                const auto deadline = std::chrono::steady_clock::now() + 5s;
+                auto until = [&](std::atomic<bool>& flag) {
+                    while (!flag.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+                };
+                if (engine::Scheduler::currentWorkerIndex() != 0) return until(holding);
+                holding = true;
+                until(sessionStarted);
+            });
+        for (auto deadline = std::chrono::steady_clock::now() + 5s;
+             !holding.load() && std::chrono::steady_clock::now() < deadline;)
+            std::this_thread::yield();
+        ASSERT_TRUE(holding.load()) << "round " << round;
+
+        std::atomic<int> active{0}, maxActive{0};
+        std::atomic<long> total{0};
+        auto innerBody = [&](std::ptrdiff_t i) {
+            const int now = ++active;
+            int m = maxActive.load();
+            while (now > m && !maxActive.compare_exchange_weak(m, now)) {}
+            std::this_thread::sleep_for(300us);
+            total += i;
+            --active;
+        };
+        auto outerBody = [&](std::ptrdiff_t) {
+            if (std::this_thread::get_id() != mainThread) sessionStarted = true;
+            engine::blockingFor(a, 0, 20, innerBody, 64, 0);
+        };
+        engine::blockingFor(b, 0, 8, outerBody, 64, 0);
+        sessionStarted = true;  // (if b's loop ran on the caller alone)
+        lent::waitFor(a, held);
+        ASSERT_EQ(total.load(), 8 * 190) << "round " << round;
+        ASSERT_LE(maxActive.load(), 2) << "round " << round;
+        ASSERT_GE(maxActive.load(), 1) << "round " << round;
+    }
+    EXPECT_TRUE(lent::settles(b));
+}
+
 TEST(LentWorkers, RecursiveTasksAndLoopsOfTheBorrowerAreRightUnderLoad)
 {
     engine::Scheduler a(3);

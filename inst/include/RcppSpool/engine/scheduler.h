@@ -672,9 +672,15 @@ public:
     //! another package's loop): while it does, a worker stands aside (takes
     //! no new task), so that no more threads compute than the pool has
     //! workers, as a thread that joins a TBB arena takes one of its slots.
-    //! Worker 0 never stands aside, so queued work always has a thread.
-    //! Workers that stand aside sleep apart (aside_), so that a wake-up
-    //! meant for work never goes to a thread that may not take it.
+    //! Which worker stands aside is not fixed: the first to look for work
+    //! while more workers hold a seat than there are seats (see seats()). A
+    //! worker busy in a long task (a loop body that calls another loop, a
+    //! session lent to another package) keeps its seat; a fixed choice (the
+    //! last workers by index, before) could pick that one, and the others
+    //! computed on: three threads on two workers. At least one seat is left,
+    //! so queued work always has a thread. Workers that stand aside sleep
+    //! apart (aside_), so that a wake-up meant for work never goes to a
+    //! thread that may not take it.
     void outsideJoins() { outsideParticipants_.fetch_add(1, std::memory_order_seq_cst); }
     //! The outside thread is done. The workers that stood aside for it stay
     //! asleep unless work is queued: waking them after every loop would put
@@ -725,6 +731,7 @@ public:
         Counters* counters = nullptr;  // its task counts (see counters())
         std::uintptr_t lastQueuedFrame = 0;  // see prefersCallerRuns() (this worker's thread only)
         std::atomic<bool> occupied{false};  // a lent slot taken by a thread (see LentSlot)
+        bool aside = false;  // standing aside: holds no seat (see seats(); this worker's thread only)
     };
     //! Whose worker the current thread is (per-thread runtime state).
     struct WorkerTls {
@@ -864,7 +871,7 @@ private:
 
     //! How many sessions the pool may have: one per worker, less one per
     //! thread from outside in one of its loops (see outsideJoins()).
-    int sessionsAllowed() const { return static_cast<int>(numWorkers() - standingAside()); }
+    int sessionsAllowed() const { return seats(); }
     //! May this pool ask for one more session now?
     bool mayBorrow() const
     {
@@ -1003,6 +1010,7 @@ private:
         // can take milliseconds on a busy machine) a spawn must not be
         // deferred for want of a hungry worker (its HungerMark adopts this).
         hungry_.fetch_add(static_cast<int>(n), std::memory_order_relaxed);
+        seated_.store(static_cast<int>(n), std::memory_order_seq_cst);  // every worker starts seated
         for (std::size_t i = 0; i < n; ++i) {
             workers_[i].reset(new Worker);
             workers_[i]->index = i;
@@ -1101,6 +1109,18 @@ private:
         return false;
     }
 
+    //! A worker checks its seat after taking a task, as findWork() checks for
+    //! a pause: it may pass the check before an outside thread joins a loop
+    //! and then take that loop's ticket (queued after the join). False (and
+    //! `t` back on `w`'s deque, for a seated worker or a waiting thread) if
+    //! it must stand aside instead.
+    [[gnu::always_inline]] bool keepSeated(Worker& w, const Task& t)
+    {
+        if (!overSeated() || !giveUpSeat(w)) return true;
+        pushOwn(w, t);
+        return false;
+    }
+
     //! Own deque first (newest, cache-warm), then outside submissions, then
     //! the oldest task of a victim taken at random among the workers that
     //! may have queued work (mayHaveWork_).
@@ -1126,18 +1146,41 @@ private:
     }
 
     //! How many workers give their place to threads from outside (see
-    //! outsideJoins()): one per outside participant, never worker 0.
+    //! outsideJoins()): one per outside participant, but never all of them.
     std::size_t standingAside() const
     {
         const std::size_t out = static_cast<std::size_t>(outsideParticipants_.load(std::memory_order_seq_cst));
         const std::size_t n = numWorkers();
         return std::min(out, n > 0 ? n - 1 : 0);
     }
-    //! Worker `w` is one of them: the last standingAside() workers.
-    //! (A borrowing pool has no such workers: it borrows fewer threads instead.)
-    bool standsAside(const Worker& w) const
+    //! How many workers may compute now: one per worker, less one per
+    //! outside participant; never none.
+    int seats() const { return static_cast<int>(numWorkers() - standingAside()); }
+    //! More workers hold a seat than there are: the next to look for work
+    //! stands aside. (A borrowing pool has no seats: it borrows fewer threads
+    //! instead.) Two loads: read between tasks and in a worker's search.
+    bool overSeated() const { return !lender_ && seated_.load(std::memory_order_seq_cst) > seats(); }
+    //! Worker `w` (seated, looking for work) gives up its seat, if more are held
+    //! than there are; true if it did: it now stands aside.
+    bool giveUpSeat(Worker& w)
     {
-        return !lender_ && w.index != 0 && w.index + standingAside() >= numWorkers();
+        if (lender_) return false;
+        int n = seated_.load(std::memory_order_seq_cst);
+        while (n > seats())
+            if (seated_.compare_exchange_weak(n, n - 1, std::memory_order_seq_cst)) return w.aside = true;
+        return false;
+    }
+    //! Worker `w` (standing aside) takes a seat back, if one is free; true if
+    //! it holds one.
+    bool takeSeat(Worker& w)
+    {
+        int n = seated_.load(std::memory_order_seq_cst);
+        while (n < seats())
+            if (seated_.compare_exchange_weak(n, n + 1, std::memory_order_seq_cst)) {
+                w.aside = false;
+                return true;
+            }
+        return false;
     }
 
     //! Wakes an idle worker for new work, or, if none sleeps, a worker that
@@ -1155,7 +1198,7 @@ private:
         if (lender_ && lendWorker()) return;
         // More sleep aside than stand aside now: wake them all; those still
         // aside go back to sleep (passing wake-ups on to idle_ only).
-        if (static_cast<std::size_t>(aside_.sleepers()) > standingAside()) aside_.notifyAll();
+        if (aside_.sleepers() > 0 && seated_.load(std::memory_order_seq_cst) < seats()) aside_.notifyAll();
     }
 
     //! Serves as worker `w` until the pool stops, or, on a lent thread, until
@@ -1173,7 +1216,7 @@ private:
         HungerMark hunger{hungry_, true};
         while (!stopping_.load(std::memory_order_relaxed)) {
             if (lender_ && borrowsTooMany()) break;
-            if (standsAside(w)) {
+            if (w.aside || giveUpSeat(w)) {
                 hunger.set(false);
                 // We may have been woken for work we may not take now: pass
                 // the wake-up on to a worker that may.
@@ -1181,12 +1224,13 @@ private:
                 // A bounded sleep: wakeWorker() cannot tell every freed
                 // sleeper here (several outside threads leaving and joining),
                 // and a client built against older headers does not call it.
-                aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || !standsAside(w); },
+                aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || takeSeat(w); },
                             [](int) { return std::chrono::nanoseconds(kAsideSleep); });
                 woke = true;
                 continue;
             }
             if (findWork(w, t)) {
+                if (!keepSeated(w, t)) continue;  // stands aside (above)
                 // Submitters wake nobody while a worker searches; if that one
                 // gave up (or stood aside) it woke one sleeper, maybe for
                 // several tasks. So whoever comes back from sleep to work
@@ -1210,9 +1254,12 @@ private:
             const auto spinEnd = std::chrono::steady_clock::now() + kIdleSpin;
             for (int i = 1; !found; ++i) {
                 for (int k = 0; k < 16; ++k) cpuRelax();
-                if (standsAside(w)) break;
-                found = findWork(w, t);
-                if (found || stopping_.load(std::memory_order_relaxed)) break;
+                if (overSeated()) break;
+                if (findWork(w, t)) {
+                    found = keepSeated(w, t);  // (if not, it now stands aside)
+                    break;
+                }
+                if (stopping_.load(std::memory_order_relaxed)) break;
                 if ((i & 7) == 0) {
                     if (std::chrono::steady_clock::now() > spinEnd) break;
                     std::this_thread::yield();
@@ -1225,7 +1272,7 @@ private:
                 execute(t, &w);
                 continue;
             }
-            if (standsAside(w)) continue;  // sleeps apart (above)
+            if (w.aside || overSeated()) continue;  // stands aside (above)
             // Going to sleep: our deque goes back to its reserve buffer, and
             // the last worker to sleep frees what bursts left (see
             // releaseIdleMemory()).
@@ -1295,6 +1342,7 @@ private:
     std::atomic<int> hungry_{0};  // workers without work (see workerLoop, waitUntil)
     std::atomic<bool> paused_{false};
     std::atomic<int> outsideParticipants_{0};  // see outsideJoins()
+    std::atomic<int> seated_{0};               // workers not standing aside (see seats())
     std::mutex resizeMutex_;
     // Task counts, one set per worker (and one for outside threads), so that
     // counting does not make every task touch a shared cache line.
