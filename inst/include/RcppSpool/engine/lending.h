@@ -33,17 +33,21 @@ public:
     const ThreadLender* table() const noexcept { return &table_; }
 
 private:
-    //! A borrower's unit as a task: 16 bytes, kept inline.
+    //! A borrower's unit as a task: 24 bytes, kept inline. It runs marked as
+    //! lent, so that its worker is not the one chosen to stand aside for an
+    //! outside thread (see Scheduler::standsAside()).
     struct Unit {
         LentRun run;
         void* arg;
-        void operator()() const { run(arg, 0); }
+        Scheduler* s;
+        void operator()() const { s->runLentSession(run, arg); }
         void discard() const { run(arg, 1); }
     };
     static int lend(void* self, LentRun run, void* arg)
     {
         try {
-            static_cast<SchedulerLender*>(self)->s_.submit(Task::make(Unit{run, arg}, nullptr));
+            Scheduler& s = static_cast<SchedulerLender*>(self)->s_;
+            s.submit(Task::make(Unit{run, arg, &s}, nullptr));
             return 0;
         } catch (...) {
             return 1;

@@ -672,15 +672,11 @@ public:
     //! another package's loop): while it does, a worker stands aside (takes
     //! no new task), so that no more threads compute than the pool has
     //! workers, as a thread that joins a TBB arena takes one of its slots.
-    //! Which worker stands aside is not fixed: the first to look for work
-    //! while more workers hold a seat than there are seats (see seats()). A
-    //! worker busy in a long task (a loop body that calls another loop, a
-    //! session lent to another package) keeps its seat; a fixed choice (the
-    //! last workers by index, before) could pick that one, and the others
-    //! computed on: three threads on two workers. At least one seat is left,
-    //! so queued work always has a thread. Workers that stand aside sleep
-    //! apart (aside_), so that a wake-up meant for work never goes to a
-    //! thread that may not take it.
+    //! Which workers stand aside: the last ones by index, skipping workers
+    //! lent to another pool's session (see standsAside()). Worker 0 stands
+    //! aside only for a lent worker, so queued work always has a thread.
+    //! Workers that stand aside sleep apart (aside_), so that a wake-up
+    //! meant for work never goes to a thread that may not take it.
     void outsideJoins() { outsideParticipants_.fetch_add(1, std::memory_order_seq_cst); }
     //! The outside thread is done. The workers that stood aside for it stay
     //! asleep unless work is queued: waking them after every loop would put
@@ -695,6 +691,28 @@ public:
         // down and does not sleep; the deques are scanned only if one sleeps.
         if (aside_.sleepers() > 0 && hasVisibleWork()) aside_.notifyAll();
     }
+    //! Runs `run(arg, 0)`, a session of a pool that borrows this one's
+    //! workers (see SchedulerLender), marked as lent (see standsAside()) if
+    //! the calling thread is one of this pool's workers.
+    void runLentSession(void (*run)(void*, int), void* arg)
+    {
+        Worker* w = currentWorker();
+        if (!w) return run(arg, 0);
+        const bool outer = w->lent.exchange(true, std::memory_order_seq_cst);
+        struct Unmark {
+            Scheduler& s;
+            Worker& w;
+            bool outer;
+            ~Unmark()
+            {
+                w.lent.store(outer, std::memory_order_seq_cst);
+                // A worker that stood aside in its place may compute again.
+                if (!outer && s.aside_.sleepers() > 0) s.aside_.notifyAll();
+            }
+        } unmark{*this, *w, outer};
+        run(arg, 0);
+    }
+
     //! Work runs on the caller: no workers, or we are in a forked child.
     //! (Inline: on the path of every spawn and wait; g++ stops inlining it
     //! when the callers grow.)
@@ -731,7 +749,10 @@ public:
         Counters* counters = nullptr;  // its task counts (see counters())
         std::uintptr_t lastQueuedFrame = 0;  // see prefersCallerRuns() (this worker's thread only)
         std::atomic<bool> occupied{false};  // a lent slot taken by a thread (see LentSlot)
-        bool aside = false;  // standing aside: holds no seat (see seats(); this worker's thread only)
+        //! Serving a session of a pool that borrows this one's workers (see
+        //! runLentSession()). Its own line: other workers read it while they
+        //! search, and the deque's indexes above are written at every push.
+        alignas(64) std::atomic<bool> lent{false};
     };
     //! Whose worker the current thread is (per-thread runtime state).
     struct WorkerTls {
@@ -871,7 +892,7 @@ private:
 
     //! How many sessions the pool may have: one per worker, less one per
     //! thread from outside in one of its loops (see outsideJoins()).
-    int sessionsAllowed() const { return seats(); }
+    int sessionsAllowed() const { return static_cast<int>(numWorkers() - standingAside()); }
     //! May this pool ask for one more session now?
     bool mayBorrow() const
     {
@@ -1010,7 +1031,6 @@ private:
         // can take milliseconds on a busy machine) a spawn must not be
         // deferred for want of a hungry worker (its HungerMark adopts this).
         hungry_.fetch_add(static_cast<int>(n), std::memory_order_relaxed);
-        seated_.store(static_cast<int>(n), std::memory_order_seq_cst);  // every worker starts seated
         for (std::size_t i = 0; i < n; ++i) {
             workers_[i].reset(new Worker);
             workers_[i]->index = i;
@@ -1109,18 +1129,6 @@ private:
         return false;
     }
 
-    //! A worker checks its seat after taking a task, as findWork() checks for
-    //! a pause: it may pass the check before an outside thread joins a loop
-    //! and then take that loop's ticket (queued after the join). False (and
-    //! `t` back on `w`'s deque, for a seated worker or a waiting thread) if
-    //! it must stand aside instead.
-    [[gnu::always_inline]] bool keepSeated(Worker& w, const Task& t)
-    {
-        if (!overSeated() || !giveUpSeat(w)) return true;
-        pushOwn(w, t);
-        return false;
-    }
-
     //! Own deque first (newest, cache-warm), then outside submissions, then
     //! the oldest task of a victim taken at random among the workers that
     //! may have queued work (mayHaveWork_).
@@ -1146,40 +1154,48 @@ private:
     }
 
     //! How many workers give their place to threads from outside (see
-    //! outsideJoins()): one per outside participant, but never all of them.
+    //! outsideJoins()): one per outside participant, never all of them.
     std::size_t standingAside() const
     {
         const std::size_t out = static_cast<std::size_t>(outsideParticipants_.load(std::memory_order_seq_cst));
         const std::size_t n = numWorkers();
         return std::min(out, n > 0 ? n - 1 : 0);
     }
-    //! How many workers may compute now: one per worker, less one per
-    //! outside participant; never none.
-    int seats() const { return static_cast<int>(numWorkers() - standingAside()); }
-    //! More workers hold a seat than there are: the next to look for work
-    //! stands aside. (A borrowing pool has no seats: it borrows fewer threads
-    //! instead.) Two loads: read between tasks and in a worker's search.
-    bool overSeated() const { return !lender_ && seated_.load(std::memory_order_seq_cst) > seats(); }
-    //! Worker `w` (seated, looking for work) gives up its seat, if more are held
-    //! than there are; true if it did: it now stands aside.
-    bool giveUpSeat(Worker& w)
+    //! Worker `w` is one of them: the last standingAside() workers by
+    //! index that are not lent (a borrowing pool has no such workers: it
+    //! borrows fewer threads instead).
+    //!
+    //! A lent worker serves another pool's session, whose bodies may call
+    //! this pool's loops as one of its workers: it computes, and cannot
+    //! stand aside. Without the skip, when the session went to the last
+    //! worker, the worker standing aside was the busy one, and the others
+    //! computed on: three threads on two workers (test-runtime.R caught it
+    //! now and then). The choice stays fixed otherwise: letting whichever
+    //! worker looked first stand aside (tried) made the two swap roles
+    //! between loops, and Linux then often left the working one runnable on
+    //! the caller's core while the other core idled: 73-251 of 1,000
+    //! back-to-back 1e6-iteration loops ran without a worker, 0 with the
+    //! fixed choice.
+    bool standsAside(const Worker& w) const
     {
         if (lender_) return false;
-        int n = seated_.load(std::memory_order_seq_cst);
-        while (n > seats())
-            if (seated_.compare_exchange_weak(n, n - 1, std::memory_order_seq_cst)) return w.aside = true;
+        std::size_t k = standingAside();
+        if (k == 0) return false;  // (a loop's common case: one load)
+        for (std::size_t v = numWorkers(); v-- > 0;) {
+            if (workers_[v]->lent.load(std::memory_order_seq_cst)) continue;
+            if (v == w.index) return true;
+            if (--k == 0) return false;
+        }
         return false;
     }
-    //! Worker `w` (standing aside) takes a seat back, if one is free; true if
-    //! it holds one.
-    bool takeSeat(Worker& w)
+    //! A worker checks again after taking a task, as findWork() checks for a
+    //! pause: it may pass the check just before an outside thread joins a
+    //! loop, then take that loop's ticket (queued after the join). False
+    //! (and `t` back on `w`'s deque) if it must stand aside instead.
+    [[gnu::always_inline]] bool keepUnlessAside(Worker& w, const Task& t)
     {
-        int n = seated_.load(std::memory_order_seq_cst);
-        while (n < seats())
-            if (seated_.compare_exchange_weak(n, n + 1, std::memory_order_seq_cst)) {
-                w.aside = false;
-                return true;
-            }
+        if (!standsAside(w)) return true;
+        pushOwn(w, t);
         return false;
     }
 
@@ -1198,7 +1214,7 @@ private:
         if (lender_ && lendWorker()) return;
         // More sleep aside than stand aside now: wake them all; those still
         // aside go back to sleep (passing wake-ups on to idle_ only).
-        if (aside_.sleepers() > 0 && seated_.load(std::memory_order_seq_cst) < seats()) aside_.notifyAll();
+        if (static_cast<std::size_t>(aside_.sleepers()) > standingAside()) aside_.notifyAll();
     }
 
     //! Serves as worker `w` until the pool stops, or, on a lent thread, until
@@ -1216,7 +1232,7 @@ private:
         HungerMark hunger{hungry_, true};
         while (!stopping_.load(std::memory_order_relaxed)) {
             if (lender_ && borrowsTooMany()) break;
-            if (w.aside || giveUpSeat(w)) {
+            if (standsAside(w)) {
                 hunger.set(false);
                 // We may have been woken for work we may not take now: pass
                 // the wake-up on to a worker that may.
@@ -1224,13 +1240,13 @@ private:
                 // A bounded sleep: wakeWorker() cannot tell every freed
                 // sleeper here (several outside threads leaving and joining),
                 // and a client built against older headers does not call it.
-                aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || takeSeat(w); },
+                aside_.park([&] { return stopping_.load(std::memory_order_seq_cst) || !standsAside(w); },
                             [](int) { return std::chrono::nanoseconds(kAsideSleep); });
                 woke = true;
                 continue;
             }
             if (findWork(w, t)) {
-                if (!keepSeated(w, t)) continue;  // stands aside (above)
+                if (!keepUnlessAside(w, t)) continue;  // stands aside (above)
                 // Submitters wake nobody while a worker searches; if that one
                 // gave up (or stood aside) it woke one sleeper, maybe for
                 // several tasks. So whoever comes back from sleep to work
@@ -1254,9 +1270,9 @@ private:
             const auto spinEnd = std::chrono::steady_clock::now() + kIdleSpin;
             for (int i = 1; !found; ++i) {
                 for (int k = 0; k < 16; ++k) cpuRelax();
-                if (overSeated()) break;
+                if (standsAside(w)) break;
                 if (findWork(w, t)) {
-                    found = keepSeated(w, t);  // (if not, it now stands aside)
+                    found = keepUnlessAside(w, t);  // (if not, it stands aside below)
                     break;
                 }
                 if (stopping_.load(std::memory_order_relaxed)) break;
@@ -1272,7 +1288,7 @@ private:
                 execute(t, &w);
                 continue;
             }
-            if (w.aside || overSeated()) continue;  // stands aside (above)
+            if (standsAside(w)) continue;  // sleeps apart (above)
             // Going to sleep: our deque goes back to its reserve buffer, and
             // the last worker to sleep frees what bursts left (see
             // releaseIdleMemory()).
@@ -1342,7 +1358,6 @@ private:
     std::atomic<int> hungry_{0};  // workers without work (see workerLoop, waitUntil)
     std::atomic<bool> paused_{false};
     std::atomic<int> outsideParticipants_{0};  // see outsideJoins()
-    std::atomic<int> seated_{0};               // workers not standing aside (see seats())
     std::mutex resizeMutex_;
     // Task counts, one set per worker (and one for outside threads), so that
     // counting does not make every task touch a shared cache line.
