@@ -167,9 +167,9 @@ private:
     void waitOrThrow() const
     {
         // A worker of the pool (a recursion's join) neither asks the host
-        // whether it is the service thread nor ends a blocking call: 25
-        // instructions of the ~510 that an async() and its get() cost in fib
-        // with a task per call (callgrind, 1 worker).
+        // whether it is the service thread nor ends a blocking call: 20
+        // instructions less of the ~510 that an async() and its get() cost
+        // in fib with a task per call (callgrind, 1 worker).
         const bool service = !state_->onOwnWorker() && engine::onServiceThread();
         if (!state_->wait(service)) state_->abandonAndWait();
         if (service) engine::endBlockingCall(nullptr, true);  // the wait may have seen the user's interrupt
