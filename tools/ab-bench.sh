@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A/B benchmark of two versions of the headers in one process (see
+# cpp/bench/ab/ab_main.cpp): side A is BASE, side B the working tree's
+# inst/include (or NEW). Prints each side's median and the median per-round
+# ratio B / A, with its quartiles, for either link order.
+#
+#   tools/ab-bench.sh BASE [ROUNDS] [NEW]
+#
+# BASE and NEW: a git commit (its inst/include) or a directory that holds
+# RcppSpool.h. Needs g++ only (no R, no TBB, no OpenMP).
+set -euo pipefail
+[ $# -ge 1 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${2:-30}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+headers() {  # headers SOURCE DEST
+    if [ -f "$1/RcppSpool.h" ]; then
+        cp -r "$1" "$2"
+    else
+        mkdir -p "$work/git"
+        git -C "$root" archive "$1" inst/include | tar -x -C "$work/git"
+        mv "$work/git/inst/include" "$2"
+        rm -rf "$work/git"
+    fi
+    # An ABI number of its own per side: the two sides' inline functions and
+    # statics then have different names and never merge.
+    sed -i "s/^#define RCPPSPOOL_ABI_VERSION [0-9][0-9]*/#define RCPPSPOOL_ABI_VERSION $3/" "$2/RcppSpool/abi.h"
+    grep -q "^#define RCPPSPOOL_ABI_VERSION $3\$" "$2/RcppSpool/abi.h" || { echo "ab-bench: no ABI version in $1" >&2; exit 1; }
+}
+headers "$1" "$work/a" 1001
+headers "${3:-$root/inst/include}" "$work/b" 1002
+
+flags="-std=c++17 -O2 -DNDEBUG -falign-functions=64 -falign-loops=64 -DRCPPSPOOL_STANDALONE -pthread"
+g++ $flags -c -DAB_SIDE=A -I"$work/a" "$root/cpp/bench/ab/ab_side.cpp" -o "$work/a.o" &
+g++ $flags -c -DAB_SIDE=B -I"$work/b" "$root/cpp/bench/ab/ab_side.cpp" -o "$work/b.o"
+wait
+# Both link orders: where each side's code lands moves fine-grained task
+# benchmarks by a few percent either way (an A/A pair read 0.97-1.07 on fib).
+g++ $flags "$root/cpp/bench/ab/ab_main.cpp" "$work/a.o" "$work/b.o" -o "$work/ab"
+g++ $flags "$root/cpp/bench/ab/ab_main.cpp" "$work/b.o" "$work/a.o" -o "$work/ba"
+echo "A: $1    B: ${3:-working tree}"
+echo "-- linked A, B"
+"$work/ab" "$rounds"
+echo "-- linked B, A"
+"$work/ba" "$rounds"
