@@ -1180,7 +1180,7 @@ private:
     {
         if (lender_) return false;
         std::size_t k = standingAside();
-        if (k == 0) return false;  // (a loop's common case: one load)
+        if (k == 0) return false;  // no thread from outside in a loop: one load
         for (std::size_t v = numWorkers(); v-- > 0;) {
             if (workers_[v]->lent.load(std::memory_order_seq_cst)) continue;
             if (v == w.index) return true;
