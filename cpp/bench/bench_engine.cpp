@@ -9,6 +9,8 @@
 //   (P5 and P6 measure their methods in turns: see reportInTurns())
 #include <RcppSpool.h>
 
+#include "engine_work.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,25 +33,7 @@
 #include <tbb/task_group.h>
 #endif
 
-using Clock = std::chrono::steady_clock;
-
-// A body the compiler cannot see through or drop.
-__attribute__((noinline)) void opaque(std::ptrdiff_t i) { asm volatile("" : : "r"(i) : "memory"); }
-__attribute__((noinline)) void opaqueTask() { asm volatile("" : : : "memory"); }
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-template <class F>
-static double timeOnce(F&& f)
-{
-    auto t0 = Clock::now();
-    f();
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using namespace engine_work;
 
 template <class F>
 static double medianTime(int reps, F&& f)
@@ -81,28 +65,7 @@ static void report(const std::string& id, const std::string& work, const std::st
     std::fflush(stdout);
 }
 
-// ---- fib ---------------------------------------------------------------------------
-static long fibSerial(int n) { return n < 2 ? n : fibSerial(n - 1) + fibSerial(n - 2); }
-
-static long fibSpool(int n)
-{
-    if (n < 2) return n;
-    long a = 0, b = 0;
-    RcppSpool::TaskGroup g;
-    g.run([&] { a = fibSpool(n - 1); });
-    g.run([&] { b = fibSpool(n - 2); });
-    g.wait();
-    return a + b;
-}
-
-static long fibSpoolAsync(int n)
-{
-    if (n < 2) return n;
-    auto a = RcppSpool::async(fibSpoolAsync, n - 1);
-    auto b = RcppSpool::async(fibSpoolAsync, n - 2);
-    return a.get() + b.get();
-}
-
+// ---- fib (fibSerial, fibSpool, fibSpoolAsync: engine_work.h) ------------------------
 #ifdef HAVE_TBB
 static long fibTbb(int n)
 {
@@ -124,13 +87,7 @@ using Method = std::pair<std::string, std::function<void()>>;
 //! round. Loops of a fraction of a millisecond measured one method after the
 //! other varied with the machine's state over time (the same loop at 212 or
 //! 273 us from one run to the next); in turns, every method sees the same.
-//! Before each block the previous method's threads settle (kSettle), then
-//! the method warms up for a few ms. libgomp's threads spin for ~7.5 ms
-//! after a loop (CPU time measured in the 100 ms after one): with a warm-up
-//! of 5 ms alone, that spinning thread held a core through the next block,
-//! and in 15-18% of RcppSpool's calls its worker got no core before the
-//! caller had done the whole loop (none with OMP_WAIT_POLICY=passive).
-static constexpr std::chrono::milliseconds kSettle{20};
+//! Before each block the previous method's threads settle (see timeBlock()).
 static void reportInTurns(const std::string& id, const std::string& work, const std::vector<Method>& methods,
                           int rounds)
 {
@@ -139,11 +96,7 @@ static void reportInTurns(const std::string& id, const std::string& work, const 
     for (int round = 0; round < rounds; ++round)
         for (std::size_t j = 0; j < methods.size(); ++j) {
             const std::size_t k = (j + static_cast<std::size_t>(round)) % methods.size();
-            const auto& call = methods[k].second;
-            std::this_thread::sleep_for(kSettle);
-            const auto warmEnd = Clock::now() + std::chrono::milliseconds(5);
-            while (Clock::now() < warmEnd) call();
-            for (int c = 0; c < perBlock; ++c) t[k].push_back(timeOnce(call));
+            timeBlock(methods[k].second, perBlock, t[k]);
         }
     for (std::size_t k = 0; k < methods.size(); ++k) report(id, work, methods[k].first, 1e3 * median(t[k]), "ms");
 }

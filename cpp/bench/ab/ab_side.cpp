@@ -5,10 +5,9 @@
 // which alternates the sides round by round.
 #include <RcppSpool.h>
 
-#include <algorithm>
-#include <chrono>
-#include <thread>
 #include <vector>
+
+#include "../engine_work.h"
 
 #ifndef AB_SIDE
 #error "AB_SIDE must name the side (A or B)"
@@ -19,46 +18,18 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-__attribute__((noinline)) void opaque(std::ptrdiff_t i) { asm volatile("" : : "r"(i) : "memory"); }
-
-long fibGroup(int n)
-{
-    if (n < 2) return n;
-    long a = 0, b = 0;
-    RcppSpool::TaskGroup g;
-    g.run([&] { a = fibGroup(n - 1); });
-    g.run([&] { b = fibGroup(n - 2); });
-    g.wait();
-    return a + b;
-}
-
-long fibAsync(int n)
-{
-    if (n < 2) return n;
-    auto a = RcppSpool::async(fibAsync, n - 1);
-    auto b = RcppSpool::async(fibAsync, n - 2);
-    return a.get() + b.get();
-}
+using namespace engine_work;
 
 //! The median time of `f` in microseconds over 25 calls, after the other
-//! side's threads settled (20 ms) and a 5 ms warm-up.
+//! side's threads settled (see timeBlock()).
 template <class F>
 double block(F&& f)
 {
     static const bool started = (RcppSpool::ThreadPool::globalInstance().setNumThreads(2), true);
     (void)started;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    for (auto end = Clock::now() + std::chrono::milliseconds(5); Clock::now() < end;) f();
     std::vector<double> t;
-    for (int i = 0; i < 25; ++i) {
-        const auto t0 = Clock::now();
-        f();
-        t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    timeBlock(f, 25, t);
+    return 1e6 * median(t);
 }
 
 }  // namespace
@@ -73,12 +44,12 @@ double AB_FN(loops2)()
 //! P3's shape at fib(25): a TaskGroup task per call.
 double AB_FN(fibGroup)()
 {
-    return block([] { opaque(fibGroup(25)); });
+    return block([] { opaque(fibSpool(25)); });
 }
 //! P3's shape at fib(25): two async() per call.
 double AB_FN(fibAsync)()
 {
-    return block([] { opaque(fibAsync(25)); });
+    return block([] { opaque(fibSpoolAsync(25)); });
 }
 //! P5's shape: a 1e6-iteration loop with an opaque body.
 double AB_FN(loopOpaque)()
