@@ -51,6 +51,21 @@ std::set<std::thread::id> workerIds(engine::Scheduler& s, std::size_t n)
     return ids;
 }
 
+//! A loop body of 300 us that counts how many threads run it at once.
+struct CountedBody {
+    std::atomic<int> active{0}, maxActive{0};
+    std::atomic<long> total{0};  //!< the sum of the iterations run
+    void operator()(std::ptrdiff_t i)
+    {
+        const int now = ++active;
+        int m = maxActive.load();
+        while (now > m && !maxActive.compare_exchange_weak(m, now)) {}
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        total += i;
+        --active;
+    }
+};
+
 //! Waits until the borrower has given back every thread (sessions leave
 //! about 50 us after they find no work).
 bool settles(engine::Scheduler& b)
@@ -129,23 +144,14 @@ TEST(LentWorkers, ALendersLoopCallingABorrowersLoopRunsNoMoreBodiesThanTheLender
     engine::Scheduler a(2);
     engine::SchedulerLender lender(a);
     engine::Scheduler b(2, lender.table());
-    std::atomic<int> active{0}, maxActive{0};
-    std::atomic<long> total{0};
-    auto innerBody = [&](std::ptrdiff_t i) {
-        const int now = ++active;
-        int m = maxActive.load();
-        while (now > m && !maxActive.compare_exchange_weak(m, now)) {}
-        std::this_thread::sleep_for(300us);
-        total += i;
-        --active;
-    };
-    auto outerBody = [&](std::ptrdiff_t) { engine::blockingFor(b, 0, 20, innerBody, 64, 0); };
+    lent::CountedBody inner;
+    auto outerBody = [&](std::ptrdiff_t) { engine::blockingFor(b, 0, 20, inner, 64, 0); };
     engine::blockingFor(a, 0, 16, outerBody, 64, 0);
-    EXPECT_EQ(total.load(), 16 * 190);
+    EXPECT_EQ(inner.total.load(), 16 * 190);
     // a's loop runs on the caller and a's workers, one of which stands aside
     // for it: 2 threads. b borrows no more.
-    EXPECT_LE(maxActive.load(), 2);
-    EXPECT_GE(maxActive.load(), 1);
+    EXPECT_LE(inner.maxActive.load(), 2);
+    EXPECT_GE(inner.maxActive.load(), 1);
     EXPECT_TRUE(lent::settles(b));
 }
 
@@ -184,26 +190,17 @@ TEST(LentWorkers, ABorrowersLoopCallingALendersLoopRunsNoMoreBodiesThanTheLender
             std::this_thread::yield();
         ASSERT_TRUE(holding.load()) << "round " << round;
 
-        std::atomic<int> active{0}, maxActive{0};
-        std::atomic<long> total{0};
-        auto innerBody = [&](std::ptrdiff_t i) {
-            const int now = ++active;
-            int m = maxActive.load();
-            while (now > m && !maxActive.compare_exchange_weak(m, now)) {}
-            std::this_thread::sleep_for(300us);
-            total += i;
-            --active;
-        };
+        lent::CountedBody inner;
         auto outerBody = [&](std::ptrdiff_t) {
             if (std::this_thread::get_id() != mainThread) sessionStarted = true;
-            engine::blockingFor(a, 0, 20, innerBody, 64, 0);
+            engine::blockingFor(a, 0, 20, inner, 64, 0);
         };
         engine::blockingFor(b, 0, 8, outerBody, 64, 0);
         sessionStarted = true;  // (if b's loop ran on the caller alone)
         lent::waitFor(a, held);
-        ASSERT_EQ(total.load(), 8 * 190) << "round " << round;
-        ASSERT_LE(maxActive.load(), 2) << "round " << round;
-        ASSERT_GE(maxActive.load(), 1) << "round " << round;
+        ASSERT_EQ(inner.total.load(), 8 * 190) << "round " << round;
+        ASSERT_LE(inner.maxActive.load(), 2) << "round " << round;
+        ASSERT_GE(inner.maxActive.load(), 1) << "round " << round;
     }
     EXPECT_TRUE(lent::settles(b));
 }
