@@ -166,13 +166,12 @@ private:
     // before the interrupt is reported.
     [[gnu::always_inline]] void waitOrThrow() const
     {
-        // A worker of the pool (a recursion's join) neither asks the host
-        // whether it is the service thread (in R, a call of the host's hook
-        // at every get()) nor ends a blocking call. Standalone, callgrind
-        // (fib, 1 worker): 491 instead of 511 instructions per spawn with
-        // two async() per call, 524 instead of 522 with one; inlined by
-        // force, since g++ kept it out of line there (530).
-        const bool service = !state_->onOwnWorker() && engine::onServiceThread();
+        // Off the service thread (a worker's join) nothing ends a blocking
+        // call. Standalone, callgrind (fib, 1 worker): 488 instead of 511
+        // instructions per spawn with two async() per call, 518 instead of
+        // 522 with one; inlined by force, since g++ kept it out of line
+        // there (530).
+        const bool service = state_->onServiceThread();
         if (!state_->wait(service)) state_->abandonAndWait();
         if (service) engine::endBlockingCall(nullptr, true);  // the wait may have seen the user's interrupt
     }

@@ -48,9 +48,7 @@ public:
     //! group and throws UserInterruptException once running tasks are done.
     void wait()
     {
-        // A worker of the pool is never the host's service thread (R's main
-        // thread): no call of the host's hook at every join of a recursion.
-        const bool service = !sched_.isOwnWorker() && engine::onServiceThread();
+        const bool service = sched_.isServiceThread();
         if (!sched_.forked()) sched_.waitUntilDoneOrInterrupted(service, &ctx_, [&] { return ctx_.done(); });
         if (!ctx_.done()) {  // interrupted
             ctx_.cancel();

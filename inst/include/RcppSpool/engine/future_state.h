@@ -91,9 +91,9 @@ public:
 
     bool ready() const noexcept { return ready_.load(std::memory_order_acquire); }
 
-    //! The calling thread is a worker of the pool that runs the task: never
-    //! the host's service thread (R's main thread), so a wait need not ask.
-    bool onOwnWorker() const noexcept { return sched_ && sched_->isOwnWorker(); }
+    //! The calling thread is the host's service thread (see
+    //! Scheduler::isServiceThread()).
+    bool onServiceThread() const { return sched_ ? sched_->isServiceThread() : engine::onServiceThread(); }
 
     //! Nobody will take the result: if the task has not started, it is
     //! skipped (reported cancelled) instead of run; deferred work is dropped.

@@ -292,7 +292,7 @@ public:
                    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
     {
         if (done()) return true;
-        return waitUntilOn(onServiceThread(), key, done, deadline);
+        return waitUntilOn(isServiceThread(), key, done, deadline);
     }
     //! waitUntilOn() until `done()` or, on the service thread, the user's
     //! interrupt (which only the service thread's waits see first). Two
@@ -666,6 +666,10 @@ public:
 
     //! True when this thread is one of this scheduler's workers.
     bool isOwnWorker() const { return currentWorker() != nullptr; }
+    //! True on the host's service thread (R's main thread), which is never
+    //! one of the pool's workers: a worker (a recursion's join) does not ask
+    //! the host, which in R is a call of its hook.
+    bool isServiceThread() const { return !isOwnWorker() && onServiceThread(); }
 
     //! A thread from outside the pool takes part in one of its loops (R's
     //! main thread in a blocking parallelFor, the body of a loop that calls
