@@ -695,26 +695,19 @@ public:
         // down and does not sleep; the deques are scanned only if one sleeps.
         if (aside_.sleepers() > 0 && hasVisibleWork()) aside_.notifyAll();
     }
-    //! Runs `run(arg, 0)`, a session of a pool that borrows this one's
-    //! workers (see SchedulerLender), marked as lent (see standsAside()) if
-    //! the calling thread is one of this pool's workers.
-    void runLentSession(void (*run)(void*, int), void* arg)
+    //! Runs `run(arg, 0)` (which does not throw: see LentRun), a session of
+    //! a pool that borrows this one's workers (see SchedulerLender), marked
+    //! as lent (see standsAside()) if the calling thread is one of this
+    //! pool's workers and not already in a session.
+    void runLentSession(LentRun run, void* arg)
     {
         Worker* w = currentWorker();
-        if (!w) return run(arg, 0);
-        const bool outer = w->lent.exchange(true, std::memory_order_seq_cst);
-        struct Unmark {
-            Scheduler& s;
-            Worker& w;
-            bool outer;
-            ~Unmark()
-            {
-                w.lent.store(outer, std::memory_order_seq_cst);
-                // A worker that stood aside in its place may compute again.
-                if (!outer && s.aside_.sleepers() > 0) s.aside_.notifyAll();
-            }
-        } unmark{*this, *w, outer};
+        if (!w || w->lent.load(std::memory_order_relaxed)) return run(arg, 0);
+        w->lent.store(true, std::memory_order_seq_cst);
         run(arg, 0);
+        w->lent.store(false, std::memory_order_seq_cst);
+        // A worker that stood aside in its place may compute again.
+        if (aside_.sleepers() > 0) aside_.notifyAll();
     }
 
     //! Work runs on the caller: no workers, or we are in a forked child.
