@@ -1,10 +1,12 @@
 #!/usr/bin/env Rscript
 # RcppParallel's four documented examples (tests/testthat/rcppparallel-examples.cpp)
 # through RcppSpool's compatibility header against RcppParallel itself, in one
-# run: median wall time of `reps` calls each, same inputs, default thread
-# counts (RcppSpool's defaultThreads(); TBB's automatic).
+# run: medians of `reps` batches of calls each, measured in turns, same inputs,
+# default thread counts (RcppSpool's defaultThreads(); TBB's automatic).
+# ratio: RcppSpool's median over RcppParallel's; ratio_of_rounds: the median
+# of the ratios of batches measured one after the other.
 #
-#   Rscript bench/rcppparallel-examples.R [reps]     # about 30 s with 15 reps
+#   Rscript bench/rcppparallel-examples.R [reps]     # about 40 s with 15 reps
 #
 # Needs RcppSpool (with RcppSpool/RcppParallel.h), RcppParallel and Rcpp.
 
@@ -41,19 +43,40 @@ cases <- list(
   "JS distance (500 x 100)" = function(e) e$rcpp_parallel_js_distance(p),
   "inner product (1e7)" = function(e) e$parallelInnerProduct(a, b)
 )
-time_ms <- function(f) {
-  f()  # warm-up
-  t <- vapply(seq_len(reps), function(i) system.time(f())[["elapsed"]], 1)
-  stats::median(t) * 1000
+# Each measurement is a batch of calls lasting at least ~50 ms, timed with
+# Sys.time() (microseconds; system.time() counts whole milliseconds, so a
+# 5 ms call read 5 or 6), and the two libraries are measured in turns, batch
+# after batch, the order turning each round, each batch after 20 ms of rest
+# and a warm-up call, so that both see the same state of the machine.
+elapsed_ms <- function(f, k) {
+  t0 <- Sys.time()
+  for (i in seq_len(k)) f()
+  as.numeric(difftime(Sys.time(), t0, units = "secs")) * 1000 / k
 }
+batch_size <- function(f) {
+  f()  # warm-up
+  max(1L, as.integer(ceiling(50 / max(elapsed_ms(f, 1L), 0.01))))
+}
+batch_ms <- function(f, k) elapsed_ms(f, k)
 rows <- list()
 for (case in names(cases)) {
   res <- lapply(libs, function(e) cases[[case]](e))
   same <- isTRUE(all.equal(res[[1]], res[[2]], tolerance = 1e-10))
-  ms <- vapply(libs, function(e) time_ms(function() cases[[case]](e)), 1)
-  rows[[case]] <- data.frame(example = case, RcppParallel_ms = ms[[1]], RcppSpool_ms = ms[[2]],
-                             ratio = round(ms[[2]] / ms[[1]], 2), same_result = same)
+  calls <- lapply(libs, function(e) function() cases[[case]](e))
+  k <- max(vapply(calls, batch_size, 1L))
+  t <- matrix(NA_real_, reps, length(libs))
+  for (r in seq_len(reps)) {
+    for (j in (seq_along(libs) + r) %% length(libs) + 1) {
+      Sys.sleep(0.02)  # the other library's threads settle (TBB's spin after a call)
+      calls[[j]]()  # warm-up
+      t[r, j] <- batch_ms(calls[[j]], k)
+    }
+  }
+  ms <- apply(t, 2, stats::median)
+  rows[[case]] <- data.frame(example = case, RcppParallel_ms = signif(ms[[1]], 3),
+                             RcppSpool_ms = signif(ms[[2]], 3), ratio = round(ms[[2]] / ms[[1]], 2),
+                             ratio_of_rounds = round(stats::median(t[, 2] / t[, 1]), 2), same_result = same)
 }
 cat(sprintf("%d reps, medians; RcppSpool threads: %d; RcppParallel %s, RcppSpool %s\n", reps,
             RcppSpool::getThreads(), packageVersion("RcppParallel"), packageVersion("RcppSpool")))
-print(do.call(rbind, rows), row.names = FALSE)
+print(do.call(rbind, rows), row.names = FALSE, width = 200)
