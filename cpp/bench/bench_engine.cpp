@@ -178,6 +178,9 @@ int main(int argc, char** argv)
     report("P3", "fib(30), a task per call", "RcppSpool async",
            1e3 * medianTime(reps, [&] { got = fibSpoolAsync(fibN); }), "ms");
     if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+    report("P3", "fib(30), a task per call", "RcppSpool async, one a call",
+           1e3 * medianTime(reps, [&] { got = fibSpoolAsyncOne(fibN); }), "ms");
+    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
 #ifdef HAVE_TBB
     report("P3", "fib(30), a task per call", "oneTBB task_group",
            1e3 * medianTime(reps, [&] { arena.execute([&] { got = fibTbb(fibN); }); }), "ms");

@@ -21,8 +21,9 @@ using Clock = std::chrono::steady_clock;
 [[gnu::noinline]] static void opaque(std::ptrdiff_t i) { asm volatile("" : : "r"(i) : "memory"); }
 [[maybe_unused, gnu::noinline]] static void opaqueTask() { asm volatile("" : : : "memory"); }
 
-//! fib(n) by plain calls, with a TaskGroup task per call, and with two
-//! async() per call (P3).
+//! fib(n) by plain calls, with a TaskGroup task per call, with two async()
+//! per call, and with one async() per call and the other branch a plain
+//! call (the README's shape) (P3).
 [[maybe_unused]] static long fibSerial(int n) { return n < 2 ? n : fibSerial(n - 1) + fibSerial(n - 2); }
 static long fibSpool(int n)
 {
@@ -40,6 +41,13 @@ static long fibSpoolAsync(int n)
     auto a = RcppSpool::async(fibSpoolAsync, n - 1);
     auto b = RcppSpool::async(fibSpoolAsync, n - 2);
     return a.get() + b.get();
+}
+static long fibSpoolAsyncOne(int n)
+{
+    if (n < 2) return n;
+    auto a = RcppSpool::async(fibSpoolAsyncOne, n - 1);
+    const long b = fibSpoolAsyncOne(n - 2);
+    return a.get() + b;
 }
 
 //! Seconds one call of `f` takes.

@@ -1044,6 +1044,62 @@ TEST(Future, ExceptionsMovesAndValidity)
     EXPECT_EQ(*u.get(), 3);
 }
 
+// get() on a worker whose own deque still holds the Future's task on top
+// runs the task there, computing the result straight for get() (see
+// FutureState::popOwnTask()). What get() promises must not change.
+TEST(Future, GetOfItsOwnQueuedTaskRunsItOnTheCallersWorkerWithEverythingAWaitDoes)
+{
+    RcppSpool::ThreadPool pool(1);  // one worker: nobody can take the tasks but the getter
+    std::atomic<bool> done{false};
+    pool.push([&] {
+        const auto me = std::this_thread::get_id();
+        // The result, on the getter's thread; tasks pushed later (above it
+        // in the deque) run first, as a helping wait runs them.
+        std::atomic<int> later{0};
+        auto a = pool.pushReturn([&] { return std::make_pair(std::this_thread::get_id(), later.load()); });
+        auto b = pool.pushReturn([&] { later += 1; });
+        auto c = pool.pushReturn([&] { later += 10; });
+        const auto r = a.get();
+        EXPECT_EQ(r.first, me);
+        EXPECT_EQ(r.second, 11);
+        EXPECT_FALSE(a.valid());
+        b.get();
+        c.get();
+        // An exception reaches get(); a move-only result moves out.
+        auto e = pool.pushReturn([]() -> int { throw std::length_error("len"); });
+        EXPECT_THROW(e.get(), std::length_error);
+        EXPECT_FALSE(e.valid());
+        auto u = pool.pushReturn([] { return std::make_unique<int>(7); });
+        EXPECT_EQ(*u.get(), 7);
+        // The task runs as a task: what it pushes is its own (its wait()
+        // waits for that only), and it may wait for futures in turn.
+        std::atomic<int> inner{0};
+        auto n = pool.pushReturn([&] {
+            pool.push([&] { inner += 1; });
+            pool.wait();
+            auto deeper = pool.pushReturn([] { return 5; });
+            return inner.load() + deeper.get();
+        });
+        EXPECT_EQ(n.get(), 6);
+        // The user's interrupt: the task is skipped and get() reports it.
+        std::atomic<bool> ran{false};
+        auto i = pool.pushReturn([&] { ran = true; });
+        RcppSpool::engine::interruptFlag().store(true);
+        EXPECT_THROW(i.get(), RcppSpool::UserInterruptException);
+        RcppSpool::engine::interruptFlag().store(false);
+        EXPECT_FALSE(ran.load());
+        done = true;
+    });
+    // Not in a wait of the library while the flag is up (the main thread's
+    // wait would react to it).
+    while (!done) std::this_thread::sleep_for(1ms);
+    pool.wait();
+    // Every task was counted as started and finished.
+    EXPECT_EQ(pool.scheduler().tasksQueued(), 0u);
+    EXPECT_EQ(pool.scheduler().tasksRunning(), 0u);
+    EXPECT_EQ(pool.scheduler().tasksPushed(), 10u);
+}
+
 TEST(Future, ConvertsToStdFuture)
 {
     std::vector<std::future<int>> fs;

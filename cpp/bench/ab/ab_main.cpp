@@ -13,6 +13,7 @@
 AB_DECLARE(loops2)
 AB_DECLARE(fibGroup)
 AB_DECLARE(fibAsync)
+AB_DECLARE(fibAsyncOne)
 AB_DECLARE(loopOpaque)
 AB_DECLARE(axpy)
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv)
         {"1,000 blocking loops over 2 items (P2)", sideA_loops2, sideB_loops2, {}, {}, {}},
         {"fib(25), a TaskGroup task per call (P3)", sideA_fibGroup, sideB_fibGroup, {}, {}, {}},
         {"fib(25), two async() per call (P3)", sideA_fibAsync, sideB_fibAsync, {}, {}, {}},
+        {"fib(25), one async() per call (P3)", sideA_fibAsyncOne, sideB_fibAsyncOne, {}, {}, {}},
         {"1e6-iteration loop, opaque body (P5)", sideA_loopOpaque, sideB_loopOpaque, {}, {}, {}},
         {"1e6-iteration axpy, range body (P6)", sideA_axpy, sideB_axpy, {}, {}, {}},
     };

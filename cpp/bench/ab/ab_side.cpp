@@ -51,6 +51,11 @@ double AB_FN(fibAsync)()
 {
     return block([] { opaque(fibSpoolAsync(25)); });
 }
+//! P3's shape at fib(25): one async() per call, the other branch a plain call.
+double AB_FN(fibAsyncOne)()
+{
+    return block([] { opaque(fibSpoolAsyncOne(25)); });
+}
 //! P5's shape: a 1e6-iteration loop with an opaque body.
 double AB_FN(loopOpaque)()
 {

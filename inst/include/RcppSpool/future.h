@@ -129,6 +129,15 @@ private:
     [[gnu::noinline]] T getQueued()
     {
         check();
+        if (engine::Task mine; state_->popOwnTask(mine)) {
+            engine::FutureState<T>* s = std::exchange(state_, nullptr);
+            struct Delete {  // both references are ours (see popOwnTask())
+                engine::FutureState<T>* s;
+                ~Delete() { delete s; }
+            } guard{s};
+            s->runForGetter(mine);
+            return s->take();
+        }
         waitOrThrow();
         engine::FutureState<T>* s = std::exchange(state_, nullptr);
         struct Release {

@@ -76,6 +76,17 @@ auto async(F&& f, Args&&... args)
     return pushReturn(std::forward<F>(f), std::forward<Args>(args)...);
 }
 
+namespace detail {
+//! pushReturn() out of line, for async(async | deferred): a caller that
+//! defers most of its calls (fine-grained recursion) then keeps a smaller
+//! frame (fewer registers saved at every call of it).
+template <class Call>
+[[gnu::noinline]] auto queueCall(ThreadPool& pool, Call&& call)
+{
+    return pool.pushReturn(std::forward<Call>(call));
+}
+}  // namespace detail
+
 //! async with a std::launch policy, as std::async:
 //! - `std::launch::async` queues a task (as async(f, args...));
 //! - `std::launch::deferred` runs `f` on the thread that first calls get() or
@@ -110,8 +121,10 @@ auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf
         using Call = decltype(call);
         if constexpr (engine::DeferredCall<R>::template fits<Call>) {
             const char frame = 0;  // where in the stack the spawn is (see prefersCallerRuns())
-            if (mayDefer && pool.scheduler().prefersCallerRuns(&frame))
-                return Future<R>(engine::deferTag, std::move(call));
+            if (mayDefer) {
+                if (pool.scheduler().prefersCallerRuns(&frame)) return Future<R>(engine::deferTag, std::move(call));
+                return detail::queueCall(pool, std::move(call));
+            }
         }
         return pool.pushReturn(std::move(call));
     }

@@ -133,10 +133,12 @@ public:
         checkUsable();
         using R = detail::ResultOf<F, Args...>;
         auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
-        auto* state = new engine::FutureState<R>(sched_.get(), 2);  // the task's and the Future's
+        using Computes = engine::ResultTask<R, decltype(call)>;
+        // Two references: the task's and the Future's.
+        auto* state = new engine::FutureState<R>(sched_.get(), 2, engine::Task::inlineKind<Computes>());
         engine::Context* ctx = sched_->contextForResultTask();
         if (ctx) ctx->add(1);
-        sched_->submit(engine::Task::make(engine::ResultTask<R, decltype(call)>{std::move(call), state}, ctx));
+        sched_->submit(engine::Task::make(Computes{state, std::move(call)}, ctx));
         return Future<R>(state);
     }
 

@@ -74,7 +74,7 @@ RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
                                 : runtime::state<std::atomic<bool>, runtime::Slot::interruptFlag>();
     return *flag;
 }
-inline bool interruptRequested() noexcept
+[[gnu::always_inline]] inline bool interruptRequested() noexcept
 {
     return interruptFlag().load(std::memory_order_relaxed);
 }

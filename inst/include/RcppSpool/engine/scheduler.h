@@ -394,6 +394,25 @@ public:
         }
     }
 
+    //! On a worker of this pool: runs the tasks on top of its own deque, as a
+    //! helping wait does, until `done()`, or until it takes the task that
+    //! `isMine(task)` names, which it leaves in `mine`, not run (true: run it
+    //! with executeOwn()). False when done, when its deque has no task left
+    //! (a thief took the one sought), or off this pool's workers.
+    template <class Done, class IsMine>
+    [[gnu::always_inline]] bool popOwnUntil(Done&& done, IsMine&& isMine, Task& mine)
+    {
+        Worker* const w = currentWorker();
+        if (!w || inlineMode()) return false;
+        for (;;) {
+            if (done() || !findOwnWork(*w, mine)) return false;
+            if (isMine(static_cast<const Task&>(mine))) return true;
+            execute(mine, w);
+        }
+    }
+    //! Runs a task popOwnUntil() took, on the calling worker.
+    void executeOwn(Task& t) { execute(t, currentWorker()); }
+
     //! The context a blocking call made from the current thread belongs to
     //! (for cancellation), or null outside any task.
     static Context* enclosingContext() noexcept
@@ -1084,7 +1103,7 @@ private:
     }
 
     //! Pushes onto worker `w`'s own deque (called on `w`'s thread).
-    void pushOwn(Worker& w, const Task& t)
+    [[gnu::always_inline]] void pushOwn(Worker& w, const Task& t)
     {
         w.deque.push(t);
         advertise(w);

@@ -25,6 +25,9 @@ class Context;
 //! bytewise into a deque slot made of atomic words (see TaskSlot): a thief may
 //! read a slot while its owner overwrites it, which would otherwise be a race.
 class Task {
+    enum class Op { run, discard };
+    using OpFn = void (*)(Op, unsigned char*);
+
 public:
     static constexpr std::size_t kInlineBytes = 48;
 
@@ -57,6 +60,32 @@ public:
     Context* context() const noexcept { return ctx_; }
     explicit operator bool() const noexcept { return op_ != nullptr; }
 
+    //! What kind of task a Task is: tasks made (by this copy of the header)
+    //! from callables of one type, held inline, are of one kind.
+    using Kind = OpFn;
+
+    //! The kind of a task made from an `Fn` held inline, or null if an `Fn`
+    //! is not held inline.
+    template <class Fn>
+    static constexpr Kind inlineKind() noexcept
+    {
+        if constexpr (fitsInline<Fn>())
+            return &inlineOp<Fn>;
+        else
+            return nullptr;
+    }
+
+    //! True if this task is of kind `k` (not null) and its callable starts
+    //! with the pointer `first` (how a Future's get() recognises the task
+    //! that computes its result: see FutureState::isTaskOf()).
+    bool holds(Kind k, const void* first) const noexcept
+    {
+        if (op_ != k) return false;
+        const void* p;
+        std::memcpy(&p, storage_, sizeof(p));
+        return p == first;
+    }
+
     //! The callable if this task holds an `Fn` inline, else null (an `Fn` made
     //! by another shared library's copy of this header may not be recognised).
     template <class Fn>
@@ -69,9 +98,6 @@ public:
     }
 
 private:
-    enum class Op { run, discard };
-    using OpFn = void (*)(Op, unsigned char*);
-
     template <class Fn>
     static constexpr bool fitsInline()
     {
