@@ -1184,6 +1184,43 @@ TEST(TaskGroup, CancelSkipsQueuedTasks)
     EXPECT_FALSE(g.isCancelled());
 }
 
+// The same from a task: the group's tasks are on top of the waiting worker's
+// own deque, and wait() runs them without setting up a wait (its fast path).
+TEST(TaskGroup, WaitedOnAWorkerItRethrowsHonoursCancelAndIsReusable)
+{
+    RcppSpool::ThreadPool pool(1);  // one worker: the group's tasks stay on its deque
+    std::atomic<bool> done{false};
+    pool.push([&] {
+        RcppSpool::TaskGroup g(pool);
+        std::atomic<int> ran{0};
+        for (int i = 0; i < 10; ++i) g.run([&] { ran++; });
+        g.wait();
+        EXPECT_EQ(ran.load(), 10);
+        // An error: the tasks queued after it run first (the deque's top),
+        // those before are skipped; wait() rethrows; the group is clean.
+        ran = 0;
+        for (int i = 0; i < 20; ++i) g.run([&] { ran++; });
+        g.run([] { throw std::runtime_error("group error"); });
+        EXPECT_THROW(g.wait(), std::runtime_error);
+        EXPECT_EQ(ran.load(), 0);
+        EXPECT_FALSE(g.isCancelled());
+        // cancel(): nothing queued runs; afterwards the group is reusable.
+        for (int i = 0; i < 20; ++i) g.run([&] { ran++; });
+        g.cancel();
+        g.wait();
+        EXPECT_EQ(ran.load(), 0);
+        EXPECT_FALSE(g.isCancelled());
+        g.run([&] { ran = -1; });
+        g.wait();
+        EXPECT_EQ(ran.load(), -1);
+        done = true;
+    });
+    pool.wait();
+    EXPECT_TRUE(done.load());
+    EXPECT_EQ(pool.scheduler().tasksQueued(), 0u);
+    EXPECT_EQ(pool.scheduler().tasksRunning(), 0u);
+}
+
 // ---- parallelReduce --------------------------------------------------------------
 
 TEST(ParallelReduce, BitwiseIdenticalFor1To8Threads)

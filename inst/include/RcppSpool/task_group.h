@@ -48,6 +48,16 @@ public:
     //! group and throws UserInterruptException once running tasks are done.
     void wait()
     {
+        // A recursion's join on a worker: the group's tasks are on top of
+        // its own deque; once they are run and none failed, nothing is left
+        // to do, and no wait is set up (callgrind, fib with one task per
+        // call on 1 worker: 429 instead of 450 instructions per spawn).
+        if (engine::Task t; sched_.joinOwn([this] { return ctx_.done(); }, [](const engine::Task&) { return false; },
+                                           t) == engine::Scheduler::OwnJoin::done &&
+                            !ctx_.hasError()) {
+            ctx_.uncancel();
+            return;
+        }
         const bool service = sched_.isServiceThread();
         if (!sched_.forked()) sched_.waitUntilDoneOrInterrupted(service, &ctx_, [&] { return ctx_.done(); });
         if (!ctx_.done()) {  // interrupted

@@ -94,8 +94,8 @@ public:
         // tasks it drops), and then sched_ is gone; a result not ready yet
         // means the pool still runs.
         if (!task_ || ready() || !sched_) return false;
-        return sched_->popOwnUntil([this] { return ready(); }, [this](const Task& t) { return t.holds(task_, this); },
-                                   mine);
+        return sched_->joinOwn([this] { return ready(); }, [this](const Task& t) { return t.holds(task_, this); },
+                               mine) == Scheduler::OwnJoin::mine;
     }
     //! Runs the task popOwnTask() took, on this thread, for the Future's
     //! get(): afterwards the result (or exception) is there to take(), not

@@ -394,23 +394,32 @@ public:
         }
     }
 
-    //! On a worker of this pool: runs the tasks on top of its own deque, as a
-    //! helping wait does, until `done()`, or until it takes the task that
-    //! `isMine(task)` names, which it leaves in `mine`, not run (true: run it
-    //! with executeOwn()). False when done, when its deque has no task left
-    //! (a thief took the one sought), or off this pool's workers.
+    //! How joinOwn() ended.
+    enum class OwnJoin {
+        done,  //!< `done()` became true
+        mine,  //!< it took the task sought (not run)
+        wait   //!< the caller must wait: its deque ran out (a thief took
+               //!< what it waits for), or it is not a worker of this pool
+    };
+    //! The common case of a join in a recursion: on a worker of this pool,
+    //! what it waits for is on top of its own deque. Runs the tasks there, as
+    //! a helping wait does, until `done()`, or until it takes the task that
+    //! `isMine(task)` names, which it leaves in `mine`, not run (run it with
+    //! executeOwn()). No clock, no host, no hunger mark: a caller that gets
+    //! OwnJoin::wait sets up a full wait (waitUntil()).
     template <class Done, class IsMine>
-    [[gnu::always_inline]] bool popOwnUntil(Done&& done, IsMine&& isMine, Task& mine)
+    [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine)
     {
         Worker* const w = currentWorker();
-        if (!w || inlineMode()) return false;
+        if (!w || inlineMode()) return OwnJoin::wait;
         for (;;) {
-            if (done() || !findOwnWork(*w, mine)) return false;
-            if (isMine(static_cast<const Task&>(mine))) return true;
+            if (done()) return OwnJoin::done;
+            if (!findOwnWork(*w, mine)) return OwnJoin::wait;
+            if (isMine(static_cast<const Task&>(mine))) return OwnJoin::mine;
             execute(mine, w);
         }
     }
-    //! Runs a task popOwnUntil() took, on the calling worker.
+    //! Runs a task joinOwn() took, on the calling worker.
     void executeOwn(Task& t) { execute(t, currentWorker()); }
 
     //! The context a blocking call made from the current thread belongs to
