@@ -7,9 +7,11 @@
 #   tools/ab-bench.sh BASE [ROUNDS] [NEW]
 #
 # BASE and NEW: a git commit (its inst/include) or a directory that holds
-# RcppSpool.h. Needs g++ only (no R, no TBB, no OpenMP).
+# RcppSpool.h. Needs g++ only (no R, no OpenMP); with oneTBB installed, it
+# then times fib(30) with a task per call, both sides against oneTBB's
+# task_group in one process (issue 14's measure).
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${2:-30}
 work=$(mktemp -d)
@@ -38,8 +40,11 @@ g++ $flags -c -DAB_SIDE=B -I"$work/b" "$root/cpp/bench/ab/ab_side.cpp" -o "$work
 wait
 # Both link orders: where each side's code lands moves fine-grained task
 # benchmarks by a few percent either way (an A/A pair read 0.97-1.07 on fib).
-g++ $flags "$root/cpp/bench/ab/ab_main.cpp" "$work/a.o" "$work/b.o" -o "$work/ab"
-g++ $flags "$root/cpp/bench/ab/ab_main.cpp" "$work/b.o" "$work/a.o" -o "$work/ba"
+# With oneTBB installed, the driver also times fib(30) against its task_group.
+tbb=""
+if echo '#include <tbb/task_group.h>' | g++ -std=c++17 -x c++ -fsyntax-only - 2>/dev/null; then tbb="-DAB_TBB"; fi
+g++ $flags $tbb "$root/cpp/bench/ab/ab_main.cpp" "$work/a.o" "$work/b.o" -o "$work/ab" ${tbb:+-ltbb}
+g++ $flags $tbb "$root/cpp/bench/ab/ab_main.cpp" "$work/b.o" "$work/a.o" -o "$work/ba" ${tbb:+-ltbb}
 echo "A: $1    B: ${3:-working tree}"
 echo "-- linked A, B"
 "$work/ab" "$rounds"

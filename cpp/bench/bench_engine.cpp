@@ -2,7 +2,8 @@
 // one run, medians of repetitions. Usage: bench_engine [reps=9] [--csv FILE]
 //   P1  1e6 empty tasks pushed to a 2-worker pool, then waited   (vs tbb::task_group)
 //   P2  one blocking loop over 2 items, per call (100,000 calls) (vs omp parallel for)
-//   P3  fib(30), one task per call, no cutoff                    (vs tbb::task_group)
+//   P3  fib(30), two tasks per call, no cutoff                   (vs tbb::task_group)
+//       and one task per call, the other branch a plain call
 //   P4  CPU burnt by an idle worker while the other runs 1 s     (target <= 0.05 s)
 //   P5  a 1e6-iteration loop with an opaque body                 (vs OpenMP static, serial)
 //   P6  a 1e6-iteration loop y = a x + y, range body              (vs OpenMP static, index body)
@@ -74,6 +75,17 @@ static long fibTbb(int n)
     tbb::task_group g;
     g.run([&] { a = fibTbb(n - 1); });
     g.run([&] { b = fibTbb(n - 2); });
+    g.wait();
+    return a + b;
+}
+//! One task per call, the other branch a plain call (as fibSpoolAsyncOne()).
+static long fibTbbOne(int n)
+{
+    if (n < 2) return n;
+    long a = 0;
+    tbb::task_group g;
+    g.run([&] { a = fibTbbOne(n - 1); });
+    const long b = fibTbbOne(n - 2);
     g.wait();
     return a + b;
 }
@@ -181,9 +193,15 @@ int main(int argc, char** argv)
     report("P3", "fib(30), a task per call", "RcppSpool async, one a call",
            1e3 * medianTime(reps, [&] { got = fibSpoolAsyncOne(fibN); }), "ms");
     if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+    report("P3", "fib(30), a task per call", "RcppSpool TaskGroup, one a call",
+           1e3 * medianTime(reps, [&] { got = fibSpoolOne(fibN); }), "ms");
+    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
 #ifdef HAVE_TBB
     report("P3", "fib(30), a task per call", "oneTBB task_group",
            1e3 * medianTime(reps, [&] { arena.execute([&] { got = fibTbb(fibN); }); }), "ms");
+    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+    report("P3", "fib(30), a task per call", "oneTBB task_group, one a call",
+           1e3 * medianTime(reps, [&] { arena.execute([&] { got = fibTbbOne(fibN); }); }), "ms");
     if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
 #endif
     report("P3", "fib(30), a task per call", "serial (no tasks)",

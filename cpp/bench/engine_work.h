@@ -21,9 +21,9 @@ using Clock = std::chrono::steady_clock;
 [[gnu::noinline]] static void opaque(std::ptrdiff_t i) { asm volatile("" : : "r"(i) : "memory"); }
 [[maybe_unused, gnu::noinline]] static void opaqueTask() { asm volatile("" : : : "memory"); }
 
-//! fib(n) by plain calls, with a TaskGroup task per call, with two async()
-//! per call, and with one async() per call and the other branch a plain
-//! call (the README's shape) (P3).
+//! fib(n) by plain calls; with two TaskGroup tasks or two async() per call
+//! (P3); and with one task per call, the other branch a plain call (the
+//! README's shape).
 [[maybe_unused]] static long fibSerial(int n) { return n < 2 ? n : fibSerial(n - 1) + fibSerial(n - 2); }
 static long fibSpool(int n)
 {
@@ -35,6 +35,16 @@ static long fibSpool(int n)
     g.wait();
     return a + b;
 }
+[[maybe_unused]] static long fibSpoolOne(int n)
+{
+    if (n < 2) return n;
+    long a = 0;
+    RcppSpool::TaskGroup g;
+    g.run([&] { a = fibSpoolOne(n - 1); });
+    const long b = fibSpoolOne(n - 2);
+    g.wait();
+    return a + b;
+}
 static long fibSpoolAsync(int n)
 {
     if (n < 2) return n;
@@ -42,7 +52,7 @@ static long fibSpoolAsync(int n)
     auto b = RcppSpool::async(fibSpoolAsync, n - 2);
     return a.get() + b.get();
 }
-static long fibSpoolAsyncOne(int n)
+[[maybe_unused]] static long fibSpoolAsyncOne(int n)
 {
     if (n < 2) return n;
     auto a = RcppSpool::async(fibSpoolAsyncOne, n - 1);

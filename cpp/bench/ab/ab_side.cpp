@@ -56,6 +56,20 @@ double AB_FN(fibAsyncOne)()
 {
     return block([] { opaque(fibSpoolAsyncOne(25)); });
 }
+//! fib(n) once, for ab_main's comparison with oneTBB: `shape` 0 one async()
+//! per call, 1 one TaskGroup task per call, 2 two async() per call, 3 two
+//! TaskGroup tasks per call. Returns the result.
+long AB_FN(fib)(int shape, int n)
+{
+    static const bool started = (RcppSpool::ThreadPool::globalInstance().setNumThreads(2), true);
+    (void)started;
+    switch (shape) {
+    case 0: return fibSpoolAsyncOne(n);
+    case 1: return fibSpoolOne(n);
+    case 2: return fibSpoolAsync(n);
+    default: return fibSpool(n);
+    }
+}
 //! P5's shape: a 1e6-iteration loop with an opaque body.
 double AB_FN(loopOpaque)()
 {
