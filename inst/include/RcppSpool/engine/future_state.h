@@ -84,8 +84,8 @@ public:
     //! as a helping wait runs them), takes it into `mine` and returns true.
     //! The caller then runs it with runForGetter(), which computes the result
     //! without publishing it: nobody else looks at this state, and both its
-    //! references are the caller's (about 60 instructions less per async()
-    //! and get() in fib than a wait). False when the result is ready, the
+    //! references are the caller's (callgrind, fib with one async() per
+    //! call: 450 instructions per spawn, 518 with a wait). False when the result is ready, the
     //! task was taken by another thread, or the caller is not a worker of
     //! this state's pool: the caller waits then.
     [[gnu::always_inline]] bool popOwnTask(Task& mine)

@@ -327,11 +327,7 @@ public:
         // fib(30) with a task per call (P3, 2 workers) takes 37 ms, was 54.
         if (w) {
             Task t;
-            for (;;) {
-                if (done()) return true;
-                if (!findOwnWork(*w, t)) break;
-                execute(t, w);
-            }
+            if (joinOwnOn(*w, done, [](const Task&) { return false; }, t) == OwnJoin::done) return true;
         }
         // A borrower's thread from outside (a worker of the lender, waiting
         // in a call to this package's code) helps as a worker would: the
@@ -412,12 +408,7 @@ public:
     {
         Worker* const w = currentWorker();
         if (!w || inlineMode()) return OwnJoin::wait;
-        for (;;) {
-            if (done()) return OwnJoin::done;
-            if (!findOwnWork(*w, mine)) return OwnJoin::wait;
-            if (isMine(static_cast<const Task&>(mine))) return OwnJoin::mine;
-            execute(mine, w);
-        }
+        return joinOwnOn(*w, done, isMine, mine);
     }
     //! Runs a task joinOwn() took, on the calling worker.
     void executeOwn(Task& t) { execute(t, currentWorker()); }
@@ -1141,6 +1132,17 @@ private:
     //! goes back to the worker's own deque.
     bool findWork(Worker& w, Task& out) { return takeWork(w, out) && keepUnlessPaused(w, out); }
     //! findWork() in `w`'s own deque only (inline: every join starts so).
+    //! joinOwn() on the calling thread's worker `w` of this pool.
+    template <class Done, class IsMine>
+    [[gnu::always_inline]] OwnJoin joinOwnOn(Worker& w, Done&& done, IsMine&& isMine, Task& mine)
+    {
+        for (;;) {
+            if (done()) return OwnJoin::done;
+            if (!findOwnWork(w, mine)) return OwnJoin::wait;
+            if (isMine(static_cast<const Task&>(mine))) return OwnJoin::mine;
+            execute(mine, &w);
+        }
+    }
     [[gnu::always_inline]] bool findOwnWork(Worker& w, Task& out)
     {
         return !paused_.load(std::memory_order_relaxed) && w.deque.pop(out) && keepUnlessPaused(w, out);

@@ -77,7 +77,7 @@ public:
 
     //! True if this task is of kind `k` (not null) and its callable starts
     //! with the pointer `first` (how a Future's get() recognises the task
-    //! that computes its result: see FutureState::isTaskOf()).
+    //! that computes its result: see FutureState::popOwnTask()).
     bool holds(Kind k, const void* first) const noexcept
     {
         if (op_ != k) return false;
