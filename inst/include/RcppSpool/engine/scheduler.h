@@ -1131,7 +1131,6 @@ private:
     //! it; the second check (seq_cst, after taking) catches that, and the task
     //! goes back to the worker's own deque.
     bool findWork(Worker& w, Task& out) { return takeWork(w, out) && keepUnlessPaused(w, out); }
-    //! findWork() in `w`'s own deque only (inline: every join starts so).
     //! joinOwn() on the calling thread's worker `w` of this pool.
     template <class Done, class IsMine>
     [[gnu::always_inline]] OwnJoin joinOwnOn(Worker& w, Done&& done, IsMine&& isMine, Task& mine)
@@ -1143,6 +1142,7 @@ private:
             execute(mine, &w);
         }
     }
+    //! findWork() in `w`'s own deque only (inline: every join starts so).
     [[gnu::always_inline]] bool findOwnWork(Worker& w, Task& out)
     {
         return !paused_.load(std::memory_order_relaxed) && w.deque.pop(out) && keepUnlessPaused(w, out);
