@@ -66,30 +66,7 @@ static void report(const std::string& id, const std::string& work, const std::st
     std::fflush(stdout);
 }
 
-// ---- fib (fibSerial, fibSpool, fibSpoolAsync: engine_work.h) ------------------------
-#ifdef HAVE_TBB
-static long fibTbb(int n)
-{
-    if (n < 2) return n;
-    long a = 0, b = 0;
-    tbb::task_group g;
-    g.run([&] { a = fibTbb(n - 1); });
-    g.run([&] { b = fibTbb(n - 2); });
-    g.wait();
-    return a + b;
-}
-//! One task per call, the other branch a plain call (as fibSpoolAsyncOne()).
-static long fibTbbOne(int n)
-{
-    if (n < 2) return n;
-    long a = 0;
-    tbb::task_group g;
-    g.run([&] { a = fibTbbOne(n - 1); });
-    const long b = fibTbbOne(n - 2);
-    g.wait();
-    return a + b;
-}
-#endif
+// ---- fib: engine_work.h (RcppSpool), fib_shapes.h (oneTBB) --------------------------
 
 //! A method measured by reportInTurns(): its name and one call.
 using Method = std::pair<std::string, std::function<void()>>;
@@ -183,29 +160,29 @@ int main(int argc, char** argv)
     // ---- P3 -------------------------------------------------------------------------
     const int fibN = 30;
     const long fibExpect = fibSerial(fibN);
-    long got = 0;
-    report("P3", "fib(30), a task per call", "RcppSpool TaskGroup",
-           1e3 * medianTime(reps, [&] { got = fibSpool(fibN); }), "ms");
-    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
-    report("P3", "fib(30), a task per call", "RcppSpool async",
-           1e3 * medianTime(reps, [&] { got = fibSpoolAsync(fibN); }), "ms");
-    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
-    report("P3", "fib(30), a task per call", "RcppSpool async, one a call",
-           1e3 * medianTime(reps, [&] { got = fibSpoolAsyncOne(fibN); }), "ms");
-    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
-    report("P3", "fib(30), a task per call", "RcppSpool TaskGroup, one a call",
-           1e3 * medianTime(reps, [&] { got = fibSpoolOne(fibN); }), "ms");
-    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+    // Each shape once a method; every result checked.
+    auto fibRow = [&](const char* method, auto fib) {
+        long got = 0;
+        report("P3", "fib(30), a task per call", method, 1e3 * medianTime(reps, [&] { got = fib(fibN); }), "ms");
+        if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+    };
+    fibRow("RcppSpool TaskGroup", fibSpool);
+    fibRow("RcppSpool async", fibSpoolAsync);
+    fibRow("RcppSpool async, one a call", fibSpoolAsyncOne);
+    fibRow("RcppSpool TaskGroup, one a call", fibSpoolOne);
 #ifdef HAVE_TBB
-    report("P3", "fib(30), a task per call", "oneTBB task_group",
-           1e3 * medianTime(reps, [&] { arena.execute([&] { got = fibTbb(fibN); }); }), "ms");
-    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
-    report("P3", "fib(30), a task per call", "oneTBB task_group, one a call",
-           1e3 * medianTime(reps, [&] { arena.execute([&] { got = fibTbbOne(fibN); }); }), "ms");
-    if (got != fibExpect) std::printf("    WRONG RESULT %ld\n", got);
+    fibRow("oneTBB task_group", [&](int n) {
+        long r = 0;
+        arena.execute([&] { r = fib_shapes::group<tbb::task_group, true>(n); });
+        return r;
+    });
+    fibRow("oneTBB task_group, one a call", [&](int n) {
+        long r = 0;
+        arena.execute([&] { r = fib_shapes::group<tbb::task_group, false>(n); });
+        return r;
+    });
 #endif
-    report("P3", "fib(30), a task per call", "serial (no tasks)",
-           1e3 * medianTime(reps, [&] { got = fibSerial(fibN); }), "ms");
+    fibRow("serial (no tasks)", fibSerial);
 
     // ---- P4 -------------------------------------------------------------------------
     {

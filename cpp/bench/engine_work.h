@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "fib_shapes.h"
+
 namespace engine_work {
 
 using Clock = std::chrono::steady_clock;
@@ -25,26 +27,8 @@ using Clock = std::chrono::steady_clock;
 //! (P3); and with one task per call, the other branch a plain call (the
 //! README's shape).
 [[maybe_unused]] static long fibSerial(int n) { return n < 2 ? n : fibSerial(n - 1) + fibSerial(n - 2); }
-static long fibSpool(int n)
-{
-    if (n < 2) return n;
-    long a = 0, b = 0;
-    RcppSpool::TaskGroup g;
-    g.run([&] { a = fibSpool(n - 1); });
-    g.run([&] { b = fibSpool(n - 2); });
-    g.wait();
-    return a + b;
-}
-[[maybe_unused]] static long fibSpoolOne(int n)
-{
-    if (n < 2) return n;
-    long a = 0;
-    RcppSpool::TaskGroup g;
-    g.run([&] { a = fibSpoolOne(n - 1); });
-    const long b = fibSpoolOne(n - 2);
-    g.wait();
-    return a + b;
-}
+static long fibSpool(int n) { return fib_shapes::group<RcppSpool::TaskGroup, true>(n); }
+[[maybe_unused]] static long fibSpoolOne(int n) { return fib_shapes::group<RcppSpool::TaskGroup, false>(n); }
 static long fibSpoolAsync(int n)
 {
     if (n < 2) return n;

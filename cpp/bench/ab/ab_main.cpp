@@ -18,6 +18,8 @@
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
+
+#include "../fib_shapes.h"
 #endif
 
 #define AB_DECLARE(name) double sideA_##name(); double sideB_##name();
@@ -44,20 +46,6 @@ double quantile(std::vector<double> v, double q)
 }
 
 #ifdef AB_TBB
-long fibTbb(int n, bool two)
-{
-    if (n < 2) return n;
-    long a = 0, b = 0;
-    tbb::task_group g;
-    g.run([&] { a = fibTbb(n - 1, two); });
-    if (two)
-        g.run([&] { b = fibTbb(n - 2, two); });
-    else
-        b = fibTbb(n - 2, two);
-    g.wait();
-    return a + b;
-}
-
 //! fib(30) with a task per call (one or two a call; the other branch a plain
 //! call), both sides and oneTBB's task_group on 2 threads, measured in turns
 //! (each after 20 ms of rest and a warm-up call), medians of `rounds`.
@@ -80,12 +68,12 @@ void fibAgainstTbb(int rounds)
     }
     rows.push_back({"oneTBB task_group, one a call", [&] {
                         long r = 0;
-                        arena.execute([&] { r = fibTbb(n, false); });
+                        arena.execute([&] { r = fib_shapes::group<tbb::task_group, false>(n); });
                         return r;
                     }, {}});
     rows.push_back({"oneTBB task_group, two a call", [&] {
                         long r = 0;
-                        arena.execute([&] { r = fibTbb(n, true); });
+                        arena.execute([&] { r = fib_shapes::group<tbb::task_group, true>(n); });
                         return r;
                     }, {}});
     for (int r = 0; r < rounds; ++r)
