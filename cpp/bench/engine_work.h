@@ -20,16 +20,16 @@ namespace engine_work {
 using Clock = std::chrono::steady_clock;
 
 //! A body the compiler cannot see through or drop.
-[[gnu::noinline]] static void opaque(std::ptrdiff_t i) { asm volatile("" : : "r"(i) : "memory"); }
+[[maybe_unused, gnu::noinline]] static void opaque(std::ptrdiff_t i) { asm volatile("" : : "r"(i) : "memory"); }
 [[maybe_unused, gnu::noinline]] static void opaqueTask() { asm volatile("" : : : "memory"); }
 
 //! fib(n) by plain calls; with two TaskGroup tasks or two async() per call
 //! (P3); and with one task per call, the other branch a plain call (the
 //! README's shape).
 [[maybe_unused]] static long fibSerial(int n) { return n < 2 ? n : fibSerial(n - 1) + fibSerial(n - 2); }
-static long fibSpool(int n) { return fib_shapes::group<RcppSpool::TaskGroup, true>(n); }
+[[maybe_unused]] static long fibSpool(int n) { return fib_shapes::group<RcppSpool::TaskGroup, true>(n); }
 [[maybe_unused]] static long fibSpoolOne(int n) { return fib_shapes::group<RcppSpool::TaskGroup, false>(n); }
-static long fibSpoolAsync(int n)
+[[maybe_unused]] static long fibSpoolAsync(int n)
 {
     if (n < 2) return n;
     auto a = RcppSpool::async(fibSpoolAsync, n - 1);
