@@ -13,6 +13,10 @@
 //   skew    from the first thread's last element to the last thread's
 //   pieces  pieces a thread ran
 // wall = start + busy + gaps + end for the busiest thread, call by call.
+// Then, round by round (a block of each method), RcppSpool's median wall and
+// busy/all over OpenMP's, apart for the rounds where OpenMP's threads ended
+// within 3 us of each other (both cores ran at the same speed: a static split
+// is then the best there is) and for the others.
 // Both methods run the same inner loop (g++ -O2 compiles the two alike), so
 // a difference in busy time is the machine, and one in the rest is the
 // library's own cost. Timestamps: the TSC on x86-64 (a read costs ~10 ns,
@@ -167,8 +171,8 @@ int main(int argc, char** argv)
                 if (c >= 5) methods[k].calls.push_back(dissect(t0, t1));
             }
         }
-
     const double us = nsPerTick() / 1e3;
+
     std::printf("One call of P6's loop (1e6 doubles, %d threads), medians of %d calls, us\n", nThreads,
                 blocks * perBlock);
     std::printf("%-34s %8s %7s %8s %8s %6s %6s %6s %6s\n", "method", "wall", "start", "busy", "busy/all", "gaps",
@@ -184,5 +188,31 @@ int main(int argc, char** argv)
                     med(&Anatomy::gaps) * us, med(&Anatomy::end) * us, med(&Anatomy::skew) * us,
                     med(&Anatomy::pieces));
     }
+    if (methods.size() < 2) return 0;
+    // Round by round: the median of each method's block (calls are stored
+    // block after block).
+    auto blockMedian = [&](const Method& m, int round, double Anatomy::*field) {
+        std::vector<double> v;
+        for (int c = 0; c < perBlock; ++c) v.push_back(m.calls[static_cast<std::size_t>(round * perBlock + c)].*field);
+        return median(v);
+    };
+    std::vector<double> evenWall, evenBusy, unevenWall;
+    for (int round = 0; round < blocks; ++round) {
+        const double wall = blockMedian(methods[0], round, &Anatomy::wall) / blockMedian(methods[1], round, &Anatomy::wall);
+        if (blockMedian(methods[1], round, &Anatomy::skew) * us < 3) {
+            evenWall.push_back(wall);
+            evenBusy.push_back(blockMedian(methods[0], round, &Anatomy::busySum) /
+                               blockMedian(methods[1], round, &Anatomy::busySum));
+        } else {
+            unevenWall.push_back(wall);
+        }
+    }
+    std::printf("RcppSpool / OpenMP static, medians of per-round ratios:\n");
+    if (!evenWall.empty())
+        std::printf("  %3zu rounds, OpenMP's threads ended within 3 us: wall %.4f, busy/all %.4f\n", evenWall.size(),
+                    median(evenWall), median(evenBusy));
+    if (!unevenWall.empty())
+        std::printf("  %3zu rounds, OpenMP's threads ended further apart: wall %.4f\n", unevenWall.size(),
+                    median(unevenWall));
     return 0;
 }
