@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -139,25 +140,21 @@ int main(int argc, char** argv)
     };
     struct Method {
         const char* name;
-        void (*call)(void*);
+        std::function<void()> call;
         std::vector<Anatomy> calls;
     };
-    auto spool = [&] { RcppSpool::parallelFor(0, n, axpy, nThreads); };
     std::vector<Method> methods = {
-        {"RcppSpool parallelFor, range body", [](void* f) { (*static_cast<decltype(spool)*>(f))(); }, {}}};
+        {"RcppSpool parallelFor, range body", [&] { RcppSpool::parallelFor(0, n, axpy, nThreads); }, {}}};
 #ifdef HAVE_OPENMP
     // schedule(static)'s split of the range, one piece per thread.
-    auto omp = [&] {
+    methods.push_back({"OpenMP static", [&] {
 #pragma omp parallel num_threads(nThreads)
-        {
-            const std::ptrdiff_t t = omp_get_thread_num(), p = omp_get_num_threads();
-            axpy(t * n / p, (t + 1) * n / p);
-        }
-    };
-    methods.push_back({"OpenMP static", [](void* f) { (*static_cast<decltype(omp)*>(f))(); }, {}});
-    void* bodies[] = {&spool, &omp};
-#else
-    void* bodies[] = {&spool};
+                           {
+                               const std::ptrdiff_t t = omp_get_thread_num(), p = omp_get_num_threads();
+                               axpy(t * n / p, (t + 1) * n / p);
+                           }
+                       },
+                       {}});
 #endif
     for (int round = 0; round < blocks; ++round)
         for (std::size_t j = 0; j < methods.size(); ++j) {
@@ -166,7 +163,7 @@ int main(int argc, char** argv)
             for (int c = 0; c < perBlock + 5; ++c) {  // the first 5: warm-up
                 for (auto& l : logs) l.n = 0;
                 const std::uint64_t t0 = ticks();
-                methods[k].call(bodies[k]);
+                methods[k].call();
                 const std::uint64_t t1 = ticks();
                 if (c >= 5) methods[k].calls.push_back(dissect(t0, t1));
             }
