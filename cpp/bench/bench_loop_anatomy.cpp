@@ -1,10 +1,11 @@
 // Where the time of one parallel loop call goes: P6's loop (y = a x + y over
 // 1e6 doubles, 2 threads) with RcppSpool's range body and with OpenMP's
 // static split, each call taken apart by the pieces its threads ran.
-// Usage: bench_loop_anatomy [blocks=40]
+// Usage: bench_loop_anatomy [rounds=40]
 //
-// For each method, medians over all calls (blocks of 25 calls of each
-// method in turns, the previous method's threads settled before each block):
+// A round is a block of 25 calls of each method (the previous method's
+// threads settled before each block), the order turning each round. For
+// each method, medians over all calls:
 //   wall    the call, as its caller sees it
 //   start   from the call to the first element of the busiest thread
 //   busy    the busiest thread's time in the body, and all threads' together
@@ -13,14 +14,14 @@
 //   skew    from the first thread's last element to the last thread's
 //   pieces  pieces a thread ran
 // wall = start + busy + gaps + end for the busiest thread, call by call.
-// Then, round by round (a block of each method), RcppSpool's median wall and
-// busy/all over OpenMP's, apart for the rounds where OpenMP's threads ended
-// within 3 us of each other (both cores ran at the same speed: a static split
-// is then the best there is) and for the others.
 // Both methods run the same inner loop (g++ -O2 compiles the two alike), so
-// a difference in busy time is the machine, and one in the rest is the
-// library's own cost. Timestamps: the TSC on x86-64 (a read costs ~10 ns,
-// against ~25 ns for steady_clock), else steady_clock.
+// a difference in busy time is the machine or the pieces, and one in the
+// rest is the library's own cost. The logs read the clock twice a piece: the
+// two methods also run unlogged, for their wall time alone.
+// Then, round by round, RcppSpool's median over OpenMP's, apart for the
+// rounds where OpenMP's threads ended within 3 us of each other (both cores
+// ran at the same speed: a static split is then the best there is) and for
+// the others. Timestamps: the TSC on x86-64, else steady_clock.
 #include <RcppSpool.h>
 
 #include "engine_work.h"
@@ -124,7 +125,7 @@ Anatomy dissect(std::uint64_t call0, std::uint64_t call1)
 
 int main(int argc, char** argv)
 {
-    const int blocks = argc > 1 ? std::max(1, std::atoi(argv[1])) : 40;
+    const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 40;
     const int nThreads = 2, perBlock = 25;
     RcppSpool::ThreadPool::globalInstance().setNumThreads(nThreads);
     const std::ptrdiff_t n = 1000000;
@@ -132,31 +133,39 @@ int main(int argc, char** argv)
     const double a = 1.0000001;
     double* xp = x.data();
     double* yp = y.data();
-    // The body, logging each piece it runs.
-    auto axpy = [=](std::ptrdiff_t b, std::ptrdiff_t e) {
+    // The body, logging each piece it runs; and the same without logs.
+    auto axpyLogged = [=](std::ptrdiff_t b, std::ptrdiff_t e) {
         const std::uint64_t t0 = ticks();
         for (std::ptrdiff_t i = b; i < e; ++i) yp[i] = a * xp[i] + yp[i];
         myLog().add(t0, ticks());
+    };
+    auto axpy = [=](std::ptrdiff_t b, std::ptrdiff_t e) {
+        for (std::ptrdiff_t i = b; i < e; ++i) yp[i] = a * xp[i] + yp[i];
     };
     struct Method {
         const char* name;
         std::function<void()> call;
         std::vector<Anatomy> calls;
     };
+    // Logged methods first (their anatomy), then the same unlogged (their
+    // wall time without the logs' clock reads: two per piece, so ~15 a
+    // thread for RcppSpool and one for OpenMP).
     std::vector<Method> methods = {
-        {"RcppSpool parallelFor, range body", [&] { RcppSpool::parallelFor(0, n, axpy, nThreads); }, {}}};
+        {"RcppSpool parallelFor, range body", [&] { RcppSpool::parallelFor(0, n, axpyLogged, nThreads); }, {}}};
 #ifdef HAVE_OPENMP
     // schedule(static)'s split of the range, one piece per thread.
-    methods.push_back({"OpenMP static", [&] {
+    auto ompStatic = [&](auto& body) {
 #pragma omp parallel num_threads(nThreads)
-                           {
-                               const std::ptrdiff_t t = omp_get_thread_num(), p = omp_get_num_threads();
-                               axpy(t * n / p, (t + 1) * n / p);
-                           }
-                       },
-                       {}});
+        {
+            const std::ptrdiff_t t = omp_get_thread_num(), p = omp_get_num_threads();
+            body(t * n / p, (t + 1) * n / p);
+        }
+    };
+    methods.push_back({"OpenMP static", [&] { ompStatic(axpyLogged); }, {}});
+    methods.push_back({"RcppSpool, unlogged", [&] { RcppSpool::parallelFor(0, n, axpy, nThreads); }, {}});
+    methods.push_back({"OpenMP static, unlogged", [&] { ompStatic(axpy); }, {}});
 #endif
-    for (int round = 0; round < blocks; ++round)
+    for (int round = 0; round < rounds; ++round)
         for (std::size_t j = 0; j < methods.size(); ++j) {
             const std::size_t k = (j + static_cast<std::size_t>(round)) % methods.size();
             std::this_thread::sleep_for(kSettle);
@@ -171,7 +180,7 @@ int main(int argc, char** argv)
     const double us = nsPerTick() / 1e3;
 
     std::printf("One call of P6's loop (1e6 doubles, %d threads), medians of %d calls, us\n", nThreads,
-                blocks * perBlock);
+                rounds * perBlock);
     std::printf("%-34s %8s %7s %8s %8s %6s %6s %6s %6s\n", "method", "wall", "start", "busy", "busy/all", "gaps",
                 "end", "skew", "pieces");
     for (auto& m : methods) {
@@ -180,12 +189,16 @@ int main(int argc, char** argv)
             for (auto& c : m.calls) v.push_back(c.*field);
             return median(v);
         };
+        if (med(&Anatomy::pieces) == 0) {
+            std::printf("%-34s %8.2f\n", m.name, med(&Anatomy::wall) * us);
+            continue;
+        }
         std::printf("%-34s %8.2f %7.2f %8.2f %8.2f %6.2f %6.2f %6.2f %6.1f\n", m.name, med(&Anatomy::wall) * us,
                     med(&Anatomy::start) * us, med(&Anatomy::busyMax) * us, med(&Anatomy::busySum) * us,
                     med(&Anatomy::gaps) * us, med(&Anatomy::end) * us, med(&Anatomy::skew) * us,
                     med(&Anatomy::pieces));
     }
-    if (methods.size() < 2) return 0;
+    if (methods.size() < 4) return 0;
     // Round by round: the median of each method's block (calls are stored
     // block after block).
     auto blockMedian = [&](const Method& m, int round, double Anatomy::*field) {
@@ -193,23 +206,25 @@ int main(int argc, char** argv)
         for (int c = 0; c < perBlock; ++c) v.push_back(m.calls[static_cast<std::size_t>(round * perBlock + c)].*field);
         return median(v);
     };
-    std::vector<double> evenWall, evenBusy, unevenWall;
-    for (int round = 0; round < blocks; ++round) {
-        const double wall = blockMedian(methods[0], round, &Anatomy::wall) / blockMedian(methods[1], round, &Anatomy::wall);
-        if (blockMedian(methods[1], round, &Anatomy::skew) * us < 3) {
-            evenWall.push_back(wall);
-            evenBusy.push_back(blockMedian(methods[0], round, &Anatomy::busySum) /
-                               blockMedian(methods[1], round, &Anatomy::busySum));
-        } else {
-            unevenWall.push_back(wall);
-        }
+    auto ratio = [&](std::size_t ours, std::size_t theirs, int round, double Anatomy::*field) {
+        return blockMedian(methods[ours], round, field) / blockMedian(methods[theirs], round, field);
+    };
+    struct Rounds {
+        std::vector<double> wall, busy, plainWall;
+    } even, uneven;
+    for (int round = 0; round < rounds; ++round) {
+        Rounds& r = blockMedian(methods[1], round, &Anatomy::skew) * us < 3 ? even : uneven;
+        r.wall.push_back(ratio(0, 1, round, &Anatomy::wall));
+        r.busy.push_back(ratio(0, 1, round, &Anatomy::busySum));
+        r.plainWall.push_back(ratio(2, 3, round, &Anatomy::wall));
     }
-    std::printf("RcppSpool / OpenMP static, medians of per-round ratios:\n");
-    if (!evenWall.empty())
-        std::printf("  %3zu rounds, OpenMP's threads ended within 3 us: wall %.4f, busy/all %.4f\n", evenWall.size(),
-                    median(evenWall), median(evenBusy));
-    if (!unevenWall.empty())
-        std::printf("  %3zu rounds, OpenMP's threads ended further apart: wall %.4f\n", unevenWall.size(),
-                    median(unevenWall));
+    std::printf("RcppSpool / OpenMP static, medians of per-round ratios (wall and busy/all logged; wall unlogged):\n");
+    auto show = [](const char* what, const Rounds& r) {
+        if (r.wall.empty()) return;
+        std::printf("  %3zu rounds, %-42s %.4f %.4f; %.4f\n", r.wall.size(), what, median(r.wall), median(r.busy),
+                    median(r.plainWall));
+    };
+    show("OpenMP's threads ended within 3 us:", even);
+    show("OpenMP's threads ended further apart:", uneven);
     return 0;
 }
