@@ -140,12 +140,16 @@
 #' @export
 benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads = NULL,
                       sizes = NULL, reps = NULL, progress = TRUE) {
-  stopifnot(is.logical(quick), length(quick) == 1L, !is.na(quick))
+  if (!is.logical(quick) || length(quick) != 1L || is.na(quick)) {
+    stop("quick must be TRUE or FALSE, not ", show_arg(quick), call. = FALSE)
+  }
   if (is.null(threads)) threads <- max(1L, getThreads())
   threads <- check_thread_count(threads, "threads")
   if (threads < 1L) stop("threads must be at least 1", call. = FALSE)
   if (is.null(reps)) reps <- if (quick) 3L else 5L
-  stopifnot(is.numeric(reps), length(reps) == 1L, reps >= 1)
+  if (!is.numeric(reps) || length(reps) != 1L || is.na(reps) || reps < 1 || reps != round(reps)) {
+    stop("reps must be a whole number of at least 1, not ", show_arg(reps), call. = FALSE)
+  }
   reps <- as.integer(reps)
 
   bench_check_args(workloads, methods, sizes)

@@ -129,16 +129,3 @@ as_numeric_matrix <- function(x) {
   storage.mode(x) <- "double"
   x
 }
-
-# A thread count given to a function of this package: a whole number from 0 to
-# 1024, returned as an integer; anything else is an error naming `arg`.
-check_thread_count <- function(n, arg) {
-  ok <- is.numeric(n) && length(n) == 1L && !is.na(n) && n >= 0 && n <= 1024 &&
-    n == round(n)
-  if (!ok) {
-    shown <- if (is.atomic(n) && length(n) == 1L) format(n) else
-      paste0("an object of class ", class(n)[1L], " and length ", length(n))
-    stop(arg, " must be a whole number from 0 to 1024, not ", shown, call. = FALSE)
-  }
-  as.integer(n)
-}

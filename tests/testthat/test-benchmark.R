@@ -72,6 +72,12 @@ test_that("bad arguments are errors", {
   expect_error(benchmark(sizes = list(nonsense = 10)), "sizes must be")
   expect_error(benchmark(threads = 0), "at least 1")
   expect_error(benchmark(threads = 1.5), "threads must be a whole number")
+  expect_error(benchmark(reps = 0), "reps must be a whole number of at least 1, not 0")
+  expect_error(benchmark(reps = 2.5), "reps must be a whole number of at least 1, not 2.5")
+  expect_error(benchmark(reps = NA_real_), "reps must be a whole number of at least 1, not NA")
+  expect_error(benchmark(reps = 1:2), "reps must be .*not an object of class integer and length 2")
+  expect_error(benchmark(quick = "yes"), "quick must be TRUE or FALSE, not yes")
+  expect_error(benchmark(quick = NA), "quick must be TRUE or FALSE, not NA")
 })
 
 test_that("the RcppParallel and RcppThread workloads compile and agree with serial", {
