@@ -29,7 +29,7 @@
 setThreadOptions <- function(numThreads = "auto", stackSize = "auto") {
   if (!identical(stackSize, "auto") &&
       !(is.numeric(stackSize) && length(stackSize) == 1 && !is.na(stackSize) && stackSize > 0)) {
-    stop("stackSize must be \"auto\" or a positive number", call. = FALSE)
+    stop("stackSize must be \"auto\" or a positive number, not ", show_arg(stackSize), call. = FALSE)
   }
   old <- Sys.getenv("RCPP_PARALLEL_NUM_THREADS", NA_character_)
   if (identical(numThreads, "auto")) {
@@ -37,7 +37,8 @@ setThreadOptions <- function(numThreads = "auto", stackSize = "auto") {
   } else {
     if (!is.numeric(numThreads) || length(numThreads) != 1 || is.na(numThreads) ||
         numThreads < 1 || numThreads != round(numThreads) || numThreads > 1024) {
-      stop("numThreads must be \"auto\" or a whole number from 1 to 1024", call. = FALSE)
+      stop("numThreads must be \"auto\" or a whole number from 1 to 1024, not ", show_arg(numThreads),
+           call. = FALSE)
     }
     Sys.setenv(RCPP_PARALLEL_NUM_THREADS = format(as.integer(numThreads)))
   }
