@@ -101,7 +101,8 @@
 #'   the whole global pool.
 #' @param sizes A named list of sizes replacing the default ones of those
 #'   workloads, e.g. `list(kendall = c(100, 1000))`.
-#' @param reps Measurements per method and size (default 3, full run 5).
+#' @param reps Measurements per method and size, a whole number of at least
+#'   1 (default 3 with `quick = TRUE`, else 5).
 #' @param progress Show a progress bar.
 #' @return A data frame of class `"RcppSpool_benchmark"`, one row per
 #'   workload, `d`, method and size, with columns `workload`, `d` (the number
