@@ -173,12 +173,29 @@ run_toolchains() {
   done
 }
 
+# The Makefile's build targets each run their build (make -n: nothing is
+# built). A pattern rule for .PHONY targets had run nothing: `make bench` on a
+# fresh clone found no benchmark binaries, unnoticed because `make test`
+# builds the same directory first.
+run_make() {
+  echo "== Makefile build targets (make -n)"
+  local t ok=0 bad=0
+  for t in cpp-release cpp-tsan cpp-asan bench; do
+    if make -n "$t" 2>/dev/null | grep -q "cmake --build $BUILD/cpp-"; then
+      ok=$((ok + 1))
+    else
+      echo "make -n $t: no cmake --build" | tee -a "$RESULTS/make.failures"; bad=$((bad + 1))
+    fi
+  done
+  record make $ok $bad
+}
+
 case $what in
   check) run_check ;;
   r) run_r ;;
   cpp) run_cpp ;;
   toolchains) run_toolchains ;;
-  all) run_check; run_r; run_cpp; run_toolchains ;;
+  all) run_make; run_check; run_r; run_cpp; run_toolchains ;;
   *) echo "usage: $0 [all|check|r|cpp|toolchains]"; exit 2 ;;
 esac
 
