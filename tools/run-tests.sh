@@ -179,9 +179,12 @@ run_toolchains() {
 # builds the same directory first.
 run_make() {
   echo "== Makefile build targets (make -n)"
-  local t ok=0 bad=0
+  local t out ok=0 bad=0
   for t in cpp-release cpp-tsan cpp-asan bench; do
-    if make -n "$t" 2>/dev/null | grep -q "cmake --build $BUILD/cpp-"; then
+    # (The dry run's output whole first: grep -q can exit before make is done
+    # writing, and pipefail would then count make's SIGPIPE as a failure.)
+    out=$(make -n "$t" 2>&1)
+    if grep -q "cmake --build $BUILD/cpp-" <<<"$out"; then
       ok=$((ok + 1))
     else
       echo "make -n $t: no cmake --build" | tee -a "$RESULTS/make.failures"; bad=$((bad + 1))
