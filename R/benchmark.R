@@ -148,7 +148,7 @@ benchmark <- function(quick = FALSE, workloads = NULL, methods = NULL, threads =
   threads <- check_thread_count(threads, "threads")
   if (threads < 1L) stop("threads must be at least 1", call. = FALSE)
   if (is.null(reps)) reps <- if (quick) 3L else 5L
-  if (!is.numeric(reps) || length(reps) != 1L || is.na(reps) || reps < 1 || reps != round(reps)) {
+  if (!is_whole_number(reps, 1, .Machine$integer.max)) {
     stop("reps must be a whole number of at least 1, not ", show_arg(reps), call. = FALSE)
   }
   reps <- as.integer(reps)

@@ -35,8 +35,7 @@ setThreadOptions <- function(numThreads = "auto", stackSize = "auto") {
   if (identical(numThreads, "auto")) {
     Sys.unsetenv("RCPP_PARALLEL_NUM_THREADS")
   } else {
-    if (!is.numeric(numThreads) || length(numThreads) != 1 || is.na(numThreads) ||
-        numThreads < 1 || numThreads != round(numThreads) || numThreads > 1024) {
+    if (!is_whole_number(numThreads, 1, 1024)) {
       stop("numThreads must be \"auto\" or a whole number from 1 to 1024, not ", show_arg(numThreads),
            call. = FALSE)
     }

@@ -74,6 +74,7 @@ test_that("bad arguments are errors", {
   expect_error(benchmark(threads = 1.5), "threads must be a whole number")
   expect_error(benchmark(reps = 0), "reps must be a whole number of at least 1, not 0")
   expect_error(benchmark(reps = 2.5), "reps must be a whole number of at least 1, not 2.5")
+  expect_error(benchmark(reps = Inf), "reps must be a whole number of at least 1, not Inf")
   expect_error(benchmark(reps = NA_real_), "reps must be a whole number of at least 1, not NA")
   expect_error(benchmark(reps = 1:2), "reps must be .*not an object of class integer and length 2")
   expect_error(benchmark(quick = "yes"), "quick must be TRUE or FALSE, not yes")
