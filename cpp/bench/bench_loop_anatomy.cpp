@@ -149,7 +149,8 @@ int main(int argc, char** argv)
     };
     // Logged methods first (their anatomy), then the same unlogged (their
     // wall time without the logs' clock reads: two per piece, so ~15 a
-    // thread for RcppSpool and one for OpenMP).
+    // thread for RcppSpool and one for OpenMP), in this order.
+    enum { kSpool, kOmp, kSpoolUnlogged, kOmpUnlogged, kMethods };
     std::vector<Method> methods = {
         {"RcppSpool parallelFor, range body", [&] { RcppSpool::parallelFor(0, n, axpyLogged, nThreads); }, {}}};
 #ifdef HAVE_OPENMP
@@ -198,7 +199,7 @@ int main(int argc, char** argv)
                     med(&Anatomy::gaps) * us, med(&Anatomy::end) * us, med(&Anatomy::skew) * us,
                     med(&Anatomy::pieces));
     }
-    if (methods.size() < 4) return 0;
+    if (methods.size() < kMethods) return 0;  // no OpenMP
     // Round by round: the median of each method's block (calls are stored
     // block after block).
     auto blockMedian = [&](const Method& m, int round, double Anatomy::*field) {
@@ -213,10 +214,10 @@ int main(int argc, char** argv)
         std::vector<double> wall, busy, plainWall;
     } even, uneven;
     for (int round = 0; round < rounds; ++round) {
-        Rounds& r = blockMedian(methods[1], round, &Anatomy::skew) * us < 3 ? even : uneven;
-        r.wall.push_back(ratio(0, 1, round, &Anatomy::wall));
-        r.busy.push_back(ratio(0, 1, round, &Anatomy::busySum));
-        r.plainWall.push_back(ratio(2, 3, round, &Anatomy::wall));
+        Rounds& r = blockMedian(methods[kOmp], round, &Anatomy::skew) * us < 3 ? even : uneven;
+        r.wall.push_back(ratio(kSpool, kOmp, round, &Anatomy::wall));
+        r.busy.push_back(ratio(kSpool, kOmp, round, &Anatomy::busySum));
+        r.plainWall.push_back(ratio(kSpoolUnlogged, kOmpUnlogged, round, &Anatomy::wall));
     }
     std::printf("RcppSpool / OpenMP static, medians of per-round ratios (wall and busy/all logged; wall unlogged):\n");
     auto show = [](const char* what, const Rounds& r) {
