@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -130,6 +133,69 @@ struct Counted : Worker {
 };
 std::atomic<int> Counted::alive{0};
 
+// A reducer whose splitting constructor copies the accumulator, as real
+// RcppParallel code does (`m_result(other.m_result)`): right only when every
+// split is made from a reducer that has not accumulated anything. Its leaves
+// keep busy so that leaves overlap in time; the right sum is n.
+struct CopyingReducer : Worker {
+    long long acc[4] = {0, 0, 0, 0};
+    CopyingReducer() = default;
+    CopyingReducer(const CopyingReducer& other, Split) { std::copy(other.acc, other.acc + 4, acc); }
+    void operator()(std::size_t begin, std::size_t end) override
+    {
+        for (std::size_t i = begin; i < end; ++i) {
+            volatile unsigned spin = 0;
+            for (int j = 0; j < 20; ++j) spin = spin + static_cast<unsigned>(j);
+            acc[i % 4] += 1;
+        }
+    }
+    void join(const CopyingReducer& rhs)
+    {
+        for (int j = 0; j < 4; ++j) acc[j] += rhs.acc[j];
+    }
+    long long total() const { return acc[0] + acc[1] + acc[2] + acc[3]; }
+};
+
+// Counts the split reducers alive, and the most alive at once; its leaves
+// take uneven time (some a few hundred microseconds) so that halves finish
+// out of order. `Payload` bytes of memory are held (and touched) by each.
+template <std::size_t Payload>
+struct AliveCounter : Worker {
+    static std::atomic<int> alive, peak;
+    const bool split = false;
+    std::vector<char> payload;
+    AliveCounter() = default;
+    AliveCounter(const AliveCounter&, Split) : split(true), payload(Payload, 1)
+    {
+        const int now = ++alive;
+        int seen = peak.load();
+        while (now > seen && !peak.compare_exchange_weak(seen, now)) {}
+    }
+    ~AliveCounter() override
+    {
+        if (split) --alive;
+    }
+    void operator()(std::size_t begin, std::size_t) override
+    {
+        if (begin % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50 * (begin % 7)));
+    }
+    void join(const AliveCounter&) {}
+    static void reset() { alive = 0, peak = 0; }
+};
+template <std::size_t Payload>
+std::atomic<int> AliveCounter<Payload>::alive{0};
+template <std::size_t Payload>
+std::atomic<int> AliveCounter<Payload>::peak{0};
+
+// The bound the most split reducers alive at once must keep:
+// 2 x threads x ceil(log2(leaves)) + 2.
+int aliveBound(int threads, std::size_t leaves)
+{
+    int depth = 0;
+    while ((std::size_t{1} << depth) < leaves) ++depth;
+    return 2 * threads * depth + 2;
+}
+
 }  // namespace
 
 TEST(RcppParallelFor, CoversEveryIndexOnceForGrainSizesAndThreadCounts)
@@ -239,7 +305,8 @@ TEST(RcppParallelReduce, BitwiseTheSameForAnyThreadCountAndEqualToTheDocumentedT
                 const std::size_t n = x.size() - 5;
                 const int leaves = static_cast<int>(
                     std::min<std::size_t>((n + grain - 1) / grain, RCPPSPOOL_RCPPPARALLEL_MAX_LEAVES));
-                EXPECT_EQ(Sum::splits.load(), leaves - 1);
+                // One pristine split of `sum`, then one split of it per leaf but the first.
+                EXPECT_EQ(Sum::splits.load(), leaves > 1 ? leaves : 0);
                 // Bitwise: the same additions in the same order.
                 EXPECT_EQ(std::memcmp(&sum.value, &expected, sizeof(double)), 0)
                     << "grain " << grain << ", threads " << threads << ": " << sum.value << " vs " << expected;
@@ -299,6 +366,108 @@ TEST(RcppParallelReduce, ExceptionsPropagateAndSplitsAreFreed)
         }
     }
     EXPECT_EQ(Counted::alive.load(), 0);
+}
+
+TEST(RcppParallelReduce, SplitsOnlyFromAReducerThatHasNotRun)
+{
+    // A splitting constructor that copies the accumulator counted leaf 0's
+    // work again in every leaf split while leaf 0 ran (2,016 for n = 1000 on
+    // 2 threads; 13 for n = 7 on one), and raced with it.
+    for (std::size_t n : {0u, 1u, 7u, 1000u, 100000u, 1000000u}) {
+        for (int threads : {1, 2, 3, 8}) {
+            for (std::size_t grain : {1u, 1000u}) {
+                CopyingReducer r;
+                if (grain == 1)
+                    parallelReduce(0, n, r, 1, threads);  // no grain size given: the default, 1
+                else
+                    parallelReduce(0, n, r, grain, threads);
+                EXPECT_EQ(r.total(), static_cast<long long>(n)) << "n " << n << ", threads " << threads << ", grain " << grain;
+            }
+        }
+    }
+    // A split copies only what the caller's reducer held before the call:
+    // each of the 128 leaves starts from it, whatever the thread count.
+    for (int threads : {1, 2}) {
+        CopyingReducer r;
+        r.acc[2] = 5;
+        parallelReduce(0, 1000, r, 1, threads);
+        EXPECT_EQ(r.total(), 1000 + 5 * 128);
+    }
+}
+
+TEST(RcppParallelReduce, KeepsFewSplitReducersAliveAtOnce)
+{
+    using Counter = AliveCounter<0>;
+    for (int threads : {1, 2, 3, 8}) {
+        for (std::size_t n : {2u, 3u, 100u, 128u, 1000u, 100000u}) {
+            for (std::size_t grain : {1u, 7u}) {
+                Counter::reset();
+                {
+                    Counter c;
+                    parallelReduce(0, n, c, grain, threads);
+                }
+                const std::size_t leaves = std::min<std::size_t>((n + grain - 1) / grain, RCPPSPOOL_RCPPPARALLEL_MAX_LEAVES);
+                if (std::getenv("RCPPSPOOL_TEST_VERBOSE"))
+                    std::printf("threads %d n %zu grain %zu leaves %zu: peak %d (bound %d)\n", threads, n, grain,
+                                leaves, Counter::peak.load(), aliveBound(threads, leaves));
+                EXPECT_LE(Counter::peak.load(), aliveBound(threads, leaves))
+                    << "n " << n << ", grain " << grain << ", threads " << threads << ", leaves " << leaves;
+                EXPECT_EQ(Counter::alive.load(), 0);
+            }
+        }
+    }
+    // One thread runs the leaves in order: the pristine split, the running
+    // leaf's, and at most one waiting per level of the tree.
+    Counter::reset();
+    Counter c;
+    parallelReduce(0, 128, c, 1, 1);
+    EXPECT_LE(Counter::peak.load(), 2 + 7);
+}
+
+#if defined(__linux__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define RCPPSPOOL_TEST_PEAK_RSS 1
+namespace {
+// Peak resident set since `clear_refs` was last reset (Linux), in MB, or -1.
+double peakRssMB()
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.compare(0, 6, "VmHWM:") == 0) return std::stod(line.substr(6)) / 1024.0;
+    return -1;
+}
+}  // namespace
+#endif
+
+TEST(RcppParallelReduce, LargeReducersCostFewCopiesOfMemory)
+{
+#ifndef RCPPSPOOL_TEST_PEAK_RSS
+    GTEST_SKIP() << "peak RSS is read on Linux without sanitizers (their allocators keep freed memory)";
+#else
+    constexpr std::size_t kMB = 1024 * 1024;
+    using Big = AliveCounter<8 * kMB>;
+    const int threads = 2;
+    {  // once first, so that the allocator's own growth is not counted
+        Big warm;
+        parallelReduce(0, 128, warm, 1, threads);
+    }
+    std::ofstream reset("/proc/self/clear_refs");
+    if (!(reset << "5" << std::flush)) GTEST_SKIP() << "cannot reset the peak RSS here";
+    reset.close();
+    const double before = peakRssMB();
+    Big::reset();
+    {
+        Big big;
+        parallelReduce(0, 128, big, 1, threads);
+    }
+    const double grown = peakRssMB() - before;
+    const int copies = aliveBound(threads, 128);
+    EXPECT_LE(Big::peak.load(), copies);
+    // 128 leaves: 1 GB if every leaf's reducer were alive at once.
+    if (std::getenv("RCPPSPOOL_TEST_VERBOSE"))
+        std::printf("peak RSS grew by %.1f MB, %d split reducers alive at most (bound %d)\n", grown, Big::peak.load(), copies);
+    EXPECT_LE(grown, copies * 8.0 + 16.0) << "peak RSS grew by " << grown << " MB; " << Big::peak.load() << " split reducers alive at most";
+#endif
 }
 
 TEST(RcppParallelSettings, NumThreadsAndGrainSizeFromTheEnvironment)

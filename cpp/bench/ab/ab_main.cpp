@@ -29,6 +29,7 @@ AB_DECLARE(fibAsync)
 AB_DECLARE(fibAsyncOne)
 AB_DECLARE(loopOpaque)
 AB_DECLARE(axpy)
+AB_DECLARE(rpVectorSum)
 long sideA_fib(int shape, int n);
 long sideB_fib(int shape, int n);
 
@@ -109,6 +110,7 @@ int main(int argc, char** argv)
         {"fib(25), one async() per call (P3)", sideA_fibAsyncOne, sideB_fibAsyncOne, {}, {}, {}},
         {"1e6-iteration loop, opaque body (P5)", sideA_loopOpaque, sideB_loopOpaque, {}, {}, {}},
         {"1e6-iteration axpy, range body (P6)", sideA_axpy, sideB_axpy, {}, {}, {}},
+        {"RcppParallel's vector sum, 1e7 doubles", sideA_rpVectorSum, sideB_rpVectorSum, {}, {}, {}},
     };
     for (int r = 0; r < rounds; ++r)
         for (auto& b : benches) {

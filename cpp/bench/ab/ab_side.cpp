@@ -4,6 +4,7 @@
 // functions and statics never merge), and links both into ab_main.cpp,
 // which alternates the sides round by round.
 #include <RcppSpool.h>
+#include <RcppSpool/RcppParallel.h>
 
 #include <vector>
 
@@ -85,5 +86,28 @@ double AB_FN(axpy)()
         RcppSpool::parallelFor(0, 1000000, [=](std::ptrdiff_t b, std::ptrdiff_t e) {
             for (std::ptrdiff_t i = b; i < e; ++i) yp[i] = 1.0000001 * xp[i] + yp[i];
         }, 2);
+    });
+}
+//! RcppParallel's vector sum example (a Worker reducer over 1e7 doubles,
+//! grain size 1: 128 leaves) through RcppSpool/RcppParallel.h.
+double AB_FN(rpVectorSum)()
+{
+    namespace RP = RcppSpool::RcppParallel;
+    struct Sum : RP::Worker {
+        const RP::RVector<double> input;
+        double value = 0;
+        Sum(double* b, double* e) : input(b, e) {}
+        Sum(const Sum& other, RP::Split) : input(other.input) {}
+        void operator()(std::size_t begin, std::size_t end) override
+        {
+            for (std::size_t i = begin; i < end; ++i) value += input[i];
+        }
+        void join(const Sum& rhs) { value += rhs.value; }
+    };
+    static std::vector<double> x(10000000, 0.25);
+    return block([] {
+        Sum sum(x.data(), x.data() + x.size());
+        RP::parallelReduce(0, x.size(), sum, 1, 2);
+        opaque(static_cast<std::ptrdiff_t>(sum.value));
     });
 }

@@ -27,6 +27,7 @@
 #include "../RcppSpool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstddef>
@@ -217,13 +218,75 @@ inline void parallelFor(std::size_t begin, std::size_t end, Worker& worker, std:
         nThreads, nBatches);
 }
 
+namespace detail {
+
+//! The join tree of one parallelReduce() call over `leaves` leaves, and the
+//! reducers that are alive in it.
+//!
+//! The tree is fixed by the number of leaves alone: at stride s = 1, 2, 4,
+//! ..., the node whose left child starts at leaf k (a multiple of 2s) joins
+//! its right child, starting at leaf k + s, when there is one. A node is
+//! named by k + s, an odd multiple of s, so the L - 1 nodes are 1 .. L - 1.
+//!
+//! Every split reducer is made from `pristine_`, a split of the caller's
+//! reducer made before any leaf runs and never run itself: a split never
+//! sees an accumulator that a leaf has touched, and never reads a reducer
+//! that another thread is writing (TBB splits from a body that may have run
+//! already; reducers whose splitting constructor copies the accumulator
+//! then count it twice). A leaf's reducer is made when the leaf starts, and
+//! a subtree's result is joined into its left sibling's as soon as both are
+//! done, by whichever thread finishes the second of the two; the right one
+//! is then freed. So the reducers alive at once are the pristine one, those
+//! of leaves running now, and one per node with one half done: at most
+//! about 2 x threads x depth, not one per leaf.
+template <typename Reducer>
+class ReduceTree {
+public:
+    ReduceTree(Reducer& root, std::size_t leaves)
+        : root_(root), leaves_(leaves), slots_(leaves), pristine_(leaves > 1 ? new Reducer(root, Split()) : nullptr)
+    {}
+
+    //! Reduces leaf `k`, the indices [begin, end), then joins up the tree
+    //! as far as the finished subtrees reach.
+    void runLeaf(std::size_t k, std::size_t begin, std::size_t end)
+    {
+        if (k != 0) slots_[k].part.reset(new Reducer(*pristine_, Split()));
+        at(k)(begin, end);
+        // `k` is now the first leaf of the finished subtree we climb from.
+        for (std::size_t s = 1; s < leaves_; s *= 2) {
+            const std::size_t left = k & ~(2 * s - 1), right = left + s;
+            if (right >= leaves_) continue;  // no right sibling: passes up as it is
+            // The first of the two halves to finish leaves the join to the
+            // second; acq_rel makes each half's writes visible to the joiner.
+            if (slots_[right].arrived.fetch_add(1, std::memory_order_acq_rel) == 0) return;
+            at(left).join(at(right));
+            slots_[right].part.reset();
+            k = left;
+        }
+    }
+
+private:
+    //! The reducer of the subtree that starts at leaf `k`.
+    Reducer& at(std::size_t k) { return k == 0 ? root_ : *slots_[k].part; }
+
+    struct Slot {
+        std::unique_ptr<Reducer> part;  //!< the reducer of the subtree starting here (k > 0)
+        std::atomic<unsigned char> arrived{0};  //!< halves done of the node named here
+    };
+    Reducer& root_;
+    const std::size_t leaves_;
+    std::vector<Slot> slots_;
+    const std::unique_ptr<Reducer> pristine_;
+};
+
+}  // namespace detail
+
 //! Reduces [begin, end) with `reducer` on up to `numThreads` threads, as
 //! RcppParallel's parallelReduce: `Reducer` derives from Worker (or just has
 //! the members below) and has
 //!   - `operator()(std::size_t begin, std::size_t end)`, accumulating [begin, end);
 //!   - a splitting constructor `Reducer(const Reducer& other, Split)`, making
-//!     an empty accumulator that shares `other`'s inputs (it may run while
-//!     `other` is busy in operator(), as with TBB);
+//!     an empty accumulator that shares `other`'s inputs;
 //!   - `join(const Reducer& rhs)`, adding rhs's result (of indices right
 //!     after this one's) to this one.
 //! When it returns, `reducer` holds the result of the whole range.
@@ -233,12 +296,25 @@ inline void parallelFor(std::size_t begin, std::size_t end, Worker& worker, std:
 //! range is cut into L = min(ceil(n / grainSize), RCPPSPOOL_RCPPPARALLEL_MAX_LEAVES
 //! (128)) leaves of consecutive indices whose lengths differ by at most one
 //! (leaf k starts at begin + floor(n / L) k + min(k, n mod L)). Leaf 0 is
-//! reduced by `reducer` itself, every other one by a reducer split from
-//! `reducer`, with one call of operator() over the whole leaf. The leaves are
-//! then joined pairwise, at strides 1, 2, 4, ...: leaf k joins leaf k + s
+//! reduced by `reducer` itself, every other one by a reducer of its own,
+//! with one call of operator() over the whole leaf. The leaves are joined
+//! pairwise, at strides 1, 2, 4, ...: leaf k's subtree joins leaf k + s's
 //! when k is a multiple of 2s, until everything has been joined into
-//! `reducer`. Splits, leaves and joins run in parallel. An empty range calls
-//! nothing. grainSize, numThreads, exceptions and interrupts: as parallelFor().
+//! `reducer`. Leaves and joins run in parallel; a join runs as soon as both
+//! of its halves are done, and its right half is then destroyed.
+//!
+//! Also unlike TBB's, a split never copies work done: before any leaf runs,
+//! `reducer` is split once into a pristine reducer that never runs, and the
+//! reducer of every other leaf is split from that one (L splits in all when
+//! L > 1, none otherwise). So a splitting constructor that copies the
+//! accumulator (`value(other.value)`) starts every leaf from `reducer`'s
+//! initial value, and no split reads a reducer while another thread writes
+//! it. Splits may run at the same time on several threads, all reading the
+//! pristine reducer through the const reference. At most about
+//! 2 x threads x log2(L) split reducers are alive at once, not L.
+//! An empty range calls nothing. grainSize, numThreads, exceptions and
+//! interrupts: as parallelFor(); after an exception every split reducer has
+//! been destroyed.
 template <typename Reducer>
 void parallelReduce(std::size_t begin, std::size_t end, Reducer& reducer, std::size_t grainSize = 1,
                     int numThreads = -1)
@@ -246,29 +322,16 @@ void parallelReduce(std::size_t begin, std::size_t end, Reducer& reducer, std::s
     const std::size_t grain = detail::resolveGrain(grainSize);
     const std::size_t nThreads = detail::resolveThreads(numThreads);
     const std::size_t n = end > begin ? end - begin : 0;
-    const std::size_t leaves = n == 0 ? 0 : detail::reduceLeaves(n, grain);
-    // parts[0] is `reducer`; parts[k] owns the reducer of leaf k.
-    std::vector<std::unique_ptr<Reducer>> parts(leaves);
-    auto at = [&](std::size_t k) -> Reducer& { return k == 0 ? reducer : *parts[k]; };
+    if (n == 0) return;
+    const std::size_t leaves = detail::reduceLeaves(n, grain);
+    detail::ReduceTree<Reducer> tree(reducer, leaves);
     ::RcppSpool::parallelFor(
         0, static_cast<std::ptrdiff_t>(leaves),
         [&](std::ptrdiff_t i) {
             const auto k = static_cast<std::size_t>(i);
-            if (k != 0) parts[k].reset(new Reducer(reducer, Split()));
-            at(k)(begin + detail::leafBegin(n, leaves, k), begin + detail::leafBegin(n, leaves, k + 1));
+            tree.runLeaf(k, begin + detail::leafBegin(n, leaves, k), begin + detail::leafBegin(n, leaves, k + 1));
         },
         nThreads, 0);
-    for (std::size_t stride = 1; stride < leaves; stride *= 2) {
-        const std::size_t pairs = (leaves - stride + 2 * stride - 1) / (2 * stride);
-        ::RcppSpool::parallelFor(
-            0, static_cast<std::ptrdiff_t>(pairs),
-            [&](std::ptrdiff_t i) {
-                const std::size_t k = static_cast<std::size_t>(i) * 2 * stride;
-                at(k).join(at(k + stride));
-                parts[k + stride].reset();
-            },
-            pairs > 1 ? nThreads : 1, 0);
-    }
 }
 
 //! RcppParallel's parallelFor() of its TBB backend: the same as parallelFor().
