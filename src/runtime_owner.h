@@ -12,6 +12,7 @@
 #include "r_values.h"
 
 #include <RcppSpool/engine/lending.h>
+#include <RcppSpool/runtime/api_impl.h>
 
 #include <R_ext/Rdynload.h>
 
@@ -119,11 +120,21 @@ extern "C" const void* RcppSpool_lender(unsigned minVersion)
     return lender.table()->version >= minVersion ? lender.table() : nullptr;
 }
 
+//! The C-callable "RcppSpool_api": the runtime's entry points for clients
+//! (inst/include/RcppSpool/client/api_table.h), if this runtime's table is
+//! of version `minVersion` or later, else null. This signature never changes.
+extern "C" const void* RcppSpool_api(unsigned minVersion)
+{
+    const rs::client::ApiTable& table = rs::runtime::apiTable();
+    return table.version >= minVersion ? &table : nullptr;
+}
+
 namespace {
 
 //! Serves the runtime to the packages loaded after this one.
 void registerRuntime()
 {
+    R_RegisterCCallable("RcppSpool", "RcppSpool_api", reinterpret_cast<DL_FUNC>(&RcppSpool_api));
     R_RegisterCCallable("RcppSpool", "RcppSpool_runtime", reinterpret_cast<DL_FUNC>(&RcppSpool_runtime));
     R_RegisterCCallable("RcppSpool", "RcppSpool_lender", reinterpret_cast<DL_FUNC>(&RcppSpool_lender));
 }

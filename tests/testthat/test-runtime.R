@@ -84,6 +84,24 @@ double sumLoop(int n)
     return RcppSpool::parallelReduce(0, n, 0.0, [](std::ptrdiff_t i) { return double(i); }, std::plus<double>());
 }
 
+// sumLoop() on a thread of its own; an error's message instead of a sum.
+// [[Rcpp::export]]
+Rcpp::RObject sumLoopOnThread(int n)
+{
+    double sum = 0;
+    std::string error;
+    std::thread t([&] {
+        try {
+            sum = sumLoop(n);
+        } catch (std::exception& e) {
+            error = e.what();
+        }
+    });
+    t.join();
+    if (!error.empty()) return Rcpp::wrap(error);
+    return Rcpp::wrap(sum);
+}
+
 // The other package's loop inside each iteration of ours.
 // [[Rcpp::export]]
 Rcpp::List outer(std::string other, int nOuter, int nInner, double ms)
@@ -171,7 +189,7 @@ write_client <- function(dir, name, include = NULL, imports = TRUE) {
                if (imports) "Imports: Rcpp, RcppSpool" else "Imports: Rcpp", "LinkingTo: Rcpp, RcppSpool"),
              file.path(pkg, "DESCRIPTION"))
   writeLines(c(sprintf("useDynLib(%s, .registration = TRUE)", name), "importFrom(Rcpp, evalCpp)",
-               if (imports) "import(RcppSpool)", "export(info, sumLoop, outer, outerMain, printLater, waitAWhile)"),
+               if (imports) "import(RcppSpool)", "export(info, sumLoop, sumLoopOnThread, outer, outerMain, printLater, waitAWhile)"),
              file.path(pkg, "NAMESPACE"))
   writeLines(c("CXX_STD = CXX17",
                if (!is.null(include)) paste0("PKG_CPPFLAGS = -I", include)),
@@ -424,31 +442,48 @@ test_that("a package that RcppSpool neither serves nor lends to keeps a runtime 
   }
 })
 
-test_that("a package with LinkingTo only shares the runtime if RcppSpool's namespace is loaded first, else keeps its own, silently", {
+test_that("a package with LinkingTo only shares the runtime if RcppSpool's namespace is loaded first, else loads it at its first loop", {
   res <- callr::r(function() {
     p <- "spoolL"  # (a variable: see the note on asNamespace() above)
     loadNamespace("RcppSpool")
     loadNamespace(p)
     l <- asNamespace(p)$info()
-    list(l = l, s = asNamespace(p)$sumLoop(50000L), own = RcppSpool:::.spool_runtime_info())
+    list(l = l, s = asNamespace(p)$sumLoop(50000L), t = asNamespace(p)$sumLoopOnThread(50000L),
+         own = RcppSpool:::.spool_runtime_info())
   }, libpath = child_lib)
   expect_true(res$l$shared)
   expect_identical(res$l$pool, res$own$pool)
   expect_equal(res$s, sum(as.numeric(0:49999)))
+  expect_equal(res$t, sum(as.numeric(0:49999)))
 
   # Loading RcppSpool's namespace while this package's shared library is
   # being loaded would run R code inside dlopen() (under Windows' loader
-  # lock): it does not, and says nothing.
+  # lock): it does not, and says nothing. The package's first loop, on R's
+  # main thread, loads it (the loop is the runtime's code: see
+  # client/api.h); a first loop on another thread cannot, and is an error
+  # that says what to add, not a crash. After a loop on the main thread,
+  # loops run on any thread.
   res <- callr::r(function() {
     p <- "spoolL"
-    msgs <- utils::capture.output({ loadNamespace(p); l <- asNamespace(p)$info(); s <- asNamespace(p)$sumLoop(50000L) },
-                                  type = "message")
-    list(l = l, s = s, msgs = msgs, loaded = "RcppSpool" %in% loadedNamespaces())
+    ns <- asNamespace
+    msgs <- utils::capture.output({
+      loadNamespace(p)
+      loaded_at_load <- "RcppSpool" %in% loadedNamespaces()
+      l <- ns(p)$info()
+      first_on_thread <- ns(p)$sumLoopOnThread(50000L)
+      s <- ns(p)$sumLoop(50000L)
+      then_on_thread <- ns(p)$sumLoopOnThread(50000L)
+    }, type = "message")
+    list(l = l, s = s, first_on_thread = first_on_thread, then_on_thread = then_on_thread, msgs = msgs,
+         loaded_at_load = loaded_at_load, loaded = "RcppSpool" %in% loadedNamespaces())
   }, libpath = child_lib)
-  expect_false(res$loaded)
+  expect_false(res$loaded_at_load)
   expect_false(res$l$shared)
   expect_false(res$l$borrowed)
   expect_gt(res$l$workers, 0)
+  expect_match(res$first_on_thread, "add RcppSpool to Imports", fixed = TRUE)
+  expect_true(res$loaded)
   expect_equal(res$s, sum(as.numeric(0:49999)))
+  expect_equal(res$then_on_thread, sum(as.numeric(0:49999)))
   expect_identical(res$msgs, character())
 })

@@ -150,11 +150,12 @@ inline long resolveValue(const char* name, long requested, long fallback)
     return value;
 }
 
-//! The thread count for a call given `numThreads` (-1: automatic).
+//! The thread count for a call given `numThreads` (-1: automatic, which
+//! the runtime turns into defaultThreads() when the loop starts).
 inline std::size_t resolveThreads(int numThreads)
 {
     const long n = resolveValue("RCPP_PARALLEL_NUM_THREADS", numThreads, -1);
-    return n > 0 ? static_cast<std::size_t>(n) : ::RcppSpool::defaultThreads();
+    return n > 0 ? static_cast<std::size_t>(n) : ::RcppSpool::client::kAutoThreads;
 }
 
 //! The grain size for a call given `grainSize` (at least 1).
@@ -186,7 +187,11 @@ inline std::size_t leafBegin(std::size_t n, std::size_t leaves, std::size_t k)
 //! respects setThreads(), cgroups, mc.cores and CRAN's limits; 1 in a forked
 //! child). The calls never use more threads than the global pool has
 //! (ThreadPool::globalInstance().getNumThreads(), plus the caller).
-inline int defaultNumThreads() { return static_cast<int>(detail::resolveThreads(-1)); }
+inline int defaultNumThreads()
+{
+    const std::size_t n = detail::resolveThreads(-1);
+    return static_cast<int>(n == ::RcppSpool::client::kAutoThreads ? ::RcppSpool::defaultThreads() : n);
+}
 
 //! Runs `worker(b, e)` over pieces [b, e) that cover [begin, end), on up to
 //! `numThreads` threads (the caller and workers of RcppSpool's global pool),

@@ -21,7 +21,7 @@ inline namespace with_rcpp {
 //! interrupted; what() is "C++ call interrupted by the user.".
 class UserInterruptException : public std::exception, public Rcpp::internal::InterruptedException {
 public:
-    const char* what() const noexcept override { return "C++ call interrupted by the user."; }
+    const char* what() const noexcept override { return engine::kInterruptMessage; }
 };
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
@@ -38,7 +38,7 @@ inline namespace plain {
 //! interrupted; what() is "C++ call interrupted by the user.".
 class UserInterruptException : public std::exception {
 public:
-    const char* what() const noexcept override { return "C++ call interrupted by the user."; }
+    const char* what() const noexcept override { return engine::kInterruptMessage; }
 };
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }

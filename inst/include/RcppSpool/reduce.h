@@ -9,9 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cores.h"
-#include "engine/loop.h"
-#include "thread_pool.h"
+#include "client/loop_call.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -32,10 +30,11 @@ struct MapsRanges<Map, std::void_t<decltype(std::declval<Map&>()(std::ptrdiff_t{
 //! is folded left to right (`acc = combine(acc, map(i))`, starting from
 //! `identity`), and the block results are folded left to right. `map` may
 //! instead take a range, `map(a, b)`, returning the value of [a, b).
-//! An empty range gives `identity`. Any nThreads is allowed.
+//! An empty range gives `identity`. Any nThreads is allowed; the default,
+//! client::kAutoThreads, means defaultThreads().
 template <class T, class Map, class Combine>
 T parallelReduce(std::ptrdiff_t begin, std::ptrdiff_t end, T identity, Map&& map, Combine&& combine,
-                 std::size_t nThreads = defaultThreads())
+                 std::size_t nThreads = client::kAutoThreads)
 {
     if (end <= begin) return identity;
     const std::ptrdiff_t n = end - begin;
@@ -55,7 +54,7 @@ T parallelReduce(std::ptrdiff_t begin, std::ptrdiff_t end, T identity, Map&& map
             partial[k] = std::move(acc);
         }
     };
-    engine::blockingFor(ThreadPool::globalInstance().scheduler(), 0, nBlocks, body, nThreads, 0);
+    client::parallelFor(0, nBlocks, body, nThreads, 0);
     T result = std::move(identity);
     for (auto& p : partial) result = combine(std::move(result), std::move(p));
     return result;

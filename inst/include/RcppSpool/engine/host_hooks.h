@@ -79,10 +79,14 @@ RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
     return interruptFlag().load(std::memory_order_relaxed);
 }
 
+//! What every exception that reports the user's interrupt says: this one
+//! and the public API's UserInterruptException (both of its variants).
+inline constexpr const char* kInterruptMessage = "C++ call interrupted by the user.";
+
 //! Reports the user's interrupt where no host supplied its own exception.
 class Interrupted : public std::exception {
 public:
-    const char* what() const noexcept override { return "C++ call interrupted by the user."; }
+    const char* what() const noexcept override { return kInterruptMessage; }
 };
 
 //! The exception to throw for the user's interrupt.

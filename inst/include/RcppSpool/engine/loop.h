@@ -17,6 +17,7 @@
 #include "aligned_new.h"
 #include "context.h"
 #include "host_hooks.h"
+#include "range_body.h"
 #include "scheduler.h"
 
 namespace RcppSpool {
@@ -392,12 +393,6 @@ private:
     Block inlineBlocks_[kInlineBlocks];
 };
 
-//! True when `F` is a range body, called as f(begin, end) once per chunk;
-//! otherwise it is an index body, called as f(i) for each index. A callable
-//! that takes both forms is used as a range body.
-template <class F>
-inline constexpr bool isRangeBody = std::is_invocable_v<F&, std::ptrdiff_t, std::ptrdiff_t>;
-
 //! A loop calling `f(b, e)` for each chunk [b, e) it is cut into (a range
 //! body), or `f(i)` for each index.
 template <class F>
@@ -410,14 +405,7 @@ public:
     {}
 
 protected:
-    void runRange(std::ptrdiff_t b, std::ptrdiff_t e) override
-    {
-        if constexpr (isRangeBody<F>) {
-            f_(b, e);
-        } else {
-            for (std::ptrdiff_t i = b; i < e; ++i) f_(i);
-        }
-    }
+    void runRange(std::ptrdiff_t b, std::ptrdiff_t e) override { runChunk(f_, b, e); }
 
 private:
     F f_;

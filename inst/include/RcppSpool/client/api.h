@@ -1,0 +1,151 @@
+// Where a client finds the runtime's table (client/api_table.h), and how it
+// turns the table's statuses back into exceptions.
+//
+//   - In R, a package other than RcppSpool asks RcppSpool's shared library
+//     for it (the C-callable "RcppSpool_api"): when it is loaded, if
+//     RcppSpool's namespace is loaded then (`Imports: RcppSpool`), else at
+//     its first call from R's main thread, which loads RcppSpool's namespace
+//     (a package with `LinkingTo` only). A first call from another thread
+//     before that is an error that says what to add.
+//   - RcppSpool's own shared library (RCPPSPOOL_RUNTIME_OWNER) is the runtime.
+//   - In plain C++ (RCPPSPOOL_STANDALONE), by default the runtime is compiled
+//     inline where it is used (header-only). With RCPPSPOOL_SEPARATE_RUNTIME
+//     defined for every file of the program, one file defines
+//     RCPPSPOOL_IMPLEMENTATION before the include, and the runtime is
+//     compiled there only.
+#pragma once
+
+#include "../abi.h"
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "../engine/host_hooks.h"
+#include "api_table.h"
+
+#if defined(RCPPSPOOL_STANDALONE)
+#if !defined(RCPPSPOOL_SEPARATE_RUNTIME) || defined(RCPPSPOOL_IMPLEMENTATION)
+#include "../runtime/api_impl.h"
+#endif
+#elif defined(RCPPSPOOL_RUNTIME_OWNER)
+#include "../runtime/api_impl.h"
+#else
+#include <R_ext/Rdynload.h>
+
+#include "../host/main_thread.h"
+#include "../host/r_api.h"
+#include "../host/r_runtime.h"
+#endif
+
+namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
+namespace client {
+
+#if defined(RCPPSPOOL_STANDALONE) && defined(RCPPSPOOL_SEPARATE_RUNTIME)
+
+//! The runtime's table, defined in the program's one file that defines
+//! RCPPSPOOL_IMPLEMENTATION.
+const ApiTable& separateRuntimeApi() noexcept;
+#if defined(RCPPSPOOL_IMPLEMENTATION)
+const ApiTable& separateRuntimeApi() noexcept { return runtime::apiTable(); }
+#endif
+//! The runtime's table.
+inline const ApiTable& api() { return separateRuntimeApi(); }
+
+#elif defined(RCPPSPOOL_STANDALONE) || defined(RCPPSPOOL_RUNTIME_OWNER)
+
+//! The runtime's table: this program's (or shared library's) own.
+inline const ApiTable& api() { return runtime::apiTable(); }
+
+#else
+
+namespace api_detail {
+
+//! What RcppSpool registers as "RcppSpool_api": its table if it is of
+//! version `minVersion` or later, else null. This signature never changes.
+using GetApi = const void* (*)(unsigned minVersion);
+
+inline void lookUp(void* out)
+{
+    *static_cast<GetApi*>(out) = reinterpret_cast<GetApi>(R_GetCCallable("RcppSpool", "RcppSpool_api"));
+}
+
+inline void loadNamespace(void*)
+{
+    SEXP call = PROTECT(Rf_lang2(Rf_install("loadNamespace"), Rf_mkString("RcppSpool")));
+    Rf_eval(call, R_GlobalEnv);
+    UNPROTECT(1);
+}
+
+//! The table, once found (process-wide for this shared object).
+RCPPSPOOL_HIDDEN inline std::atomic<const ApiTable*>& cache() noexcept
+{
+    static std::atomic<const ApiTable*> table{nullptr};
+    return table;
+}
+
+//! RcppSpool's table, asked on R's main thread; loads RcppSpool's namespace
+//! first when `mayLoad`. Null if it cannot be had.
+inline const ApiTable* find(bool mayLoad) noexcept
+{
+    if (!host::runtime_detail::namespaceLoaded() && (!mayLoad || !R_ToplevelExec(loadNamespace, nullptr)))
+        return nullptr;
+    GetApi get = nullptr;
+    if (!R_ToplevelExec(lookUp, &get) || !get) return nullptr;
+    const auto* table = static_cast<const ApiTable*>(get(kApiVersion));
+    if (table) cache().store(table, std::memory_order_release);
+    return table;
+}
+
+// At load time, on R's main thread: the table, if RcppSpool's namespace is
+// loaded already (R code never runs inside dlopen()).
+RCPPSPOOL_HIDDEN inline const bool foundAtLoad = (host::isMainThread() && find(false), true);
+
+}  // namespace api_detail
+
+//! The runtime's table: RcppSpool's, found when this shared object was
+//! loaded or at the first call on R's main thread. Throws
+//! std::runtime_error when it cannot be had.
+inline const ApiTable& api()
+{
+    if (const ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return *t;
+    if (!host::isMainThread())
+        throw std::runtime_error(
+            "RcppSpool: this package's first parallel call came from a thread other than R's main thread, before "
+            "RcppSpool's namespace was loaded; add RcppSpool to Imports in the package's DESCRIPTION (and "
+            "importFrom(RcppSpool, availableCores) to NAMESPACE), or call loadNamespace(\"RcppSpool\") first");
+    if (const ApiTable* t = api_detail::find(true)) return *t;
+    throw std::runtime_error("RcppSpool: the package RcppSpool could not be loaded, or it is older than the "
+                             "headers this package was built with (runtime table version " +
+                             std::to_string(kApiVersion) + "); install RcppSpool again");
+}
+
+#endif
+
+//! What ends a blocking call through the table on the host's service
+//! thread (R's main thread): this shared object's host releases its output
+//! and draws its progress. Where the client shares the runtime's state the
+//! runtime has done so already (a second time costs a look at an empty
+//! queue); where it keeps state of its own (a package with LinkingTo only,
+//! loaded before RcppSpool's namespace), lines its loop bodies wrote come
+//! out here.
+inline void afterBlockingCall()
+{
+    if (!engine::onServiceThread()) return;
+    if (auto after = engine::hostHooks().afterBlockingCall) after();
+}
+
+//! Throws what `status` (not kOk) reports: the user's interrupt as
+//! UserInterruptException, kInvalidArgument as std::invalid_argument, the
+//! rest as std::runtime_error, with `message`.
+[[noreturn]] inline void throwStatus(int status, const char* message)
+{
+    if (status == kInterrupted) std::rethrow_exception(engine::interruptError());
+    if (status == kInvalidArgument) throw std::invalid_argument(message);
+    throw std::runtime_error(message[0] ? message : "RcppSpool: a parallel call failed");
+}
+
+}  // namespace client
+}  // namespace RCPPSPOOL_ABI
+}  // namespace RcppSpool

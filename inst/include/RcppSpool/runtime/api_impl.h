@@ -1,0 +1,88 @@
+// The runtime's side of the client table (client/api_table.h): the entry
+// points, on the engine and the global pool. Compiled once: into
+// RcppSpool's shared library in R, into the program's one translation unit
+// that defines RCPPSPOOL_IMPLEMENTATION in plain C++ (or inline, header-only,
+// where the program opts for that: see client/api.h).
+#pragma once
+
+#include "../abi.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+
+#include "../client/api_table.h"
+#include "../cores.h"
+#include "../engine/loop.h"
+#include "../thread_pool.h"
+
+namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
+namespace runtime {
+
+//! Thrown inside a loop when the client's callback reports a failure: it
+//! cancels the loop as the body's own exception would.
+struct CallbackFailed {};
+
+//! Copies `text` into `message` (at most `size` bytes, ending in '\0').
+inline void report(const char* text, char* message, std::size_t size) noexcept
+{
+    if (!message || size == 0) return;
+    const std::size_t n = std::min(std::strlen(text), size - 1);
+    std::memcpy(message, text, n);
+    message[n] = '\0';
+}
+
+//! Runs `f`, turning what it throws into a status and a message: no
+//! exception crosses the table.
+template <class F>
+int guarded(char* message, std::size_t size, F&& f) noexcept
+{
+    try {
+        f();
+        return client::kOk;
+    } catch (const CallbackFailed&) {
+        return client::kCallbackFailed;
+    } catch (const std::invalid_argument& e) {
+        report(e.what(), message, size);
+        return client::kInvalidArgument;
+    } catch (const std::exception& e) {
+        // The user's interrupt comes in whichever type the host installed
+        // (engine::interruptError(): UserInterruptException with Rcpp's
+        // interrupt as a base where a file of the process included Rcpp,
+        // without it elsewhere): all say kInterruptMessage. Only the
+        // runtime's own errors get here; the client's callbacks keep theirs.
+        if (std::strcmp(e.what(), engine::kInterruptMessage) == 0) return client::kInterrupted;
+        report(e.what(), message, size);
+        return client::kFailed;
+    } catch (...) {
+        report("RcppSpool: an unknown error in the runtime", message, size);
+        return client::kFailed;
+    }
+}
+
+//! ApiTable::parallelFor.
+inline int parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, client::RangeFn body, void* self,
+                       std::size_t nThreads, std::size_t nBatches, char* message, std::size_t messageSize)
+{
+    return guarded(message, messageSize, [&] {
+        auto chunk = [body, self](std::ptrdiff_t b, std::ptrdiff_t e) {
+            if (body(self, b, e) != 0) throw CallbackFailed{};
+        };
+        const std::size_t n = nThreads == client::kAutoThreads ? defaultThreads() : nThreads;
+        engine::blockingFor(ThreadPool::globalInstance().scheduler(), begin, end, chunk, n, nBatches);
+    });
+}
+
+//! The table this runtime serves.
+RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
+{
+    static const client::ApiTable table{client::kApiVersion, sizeof(client::ApiTable), &parallelFor};
+    return table;
+}
+
+}  // namespace runtime
+}  // namespace RCPPSPOOL_ABI
+}  // namespace RcppSpool
