@@ -36,9 +36,11 @@ inline void report(const char* text, char* message, std::size_t size) noexcept
 }
 
 //! Runs `f`, turning what it throws into a status and a message: no
-//! exception crosses the table.
+//! exception crosses the table. Inlined into each entry point: as a call of
+//! its own it cost a blocking loop over 2 items ~20 instructions of
+//! prologue and epilogue (callgrind).
 template <class F>
-int guarded(char* message, std::size_t size, F&& f) noexcept
+[[gnu::always_inline]] inline int guarded(char* message, std::size_t size, F&& f) noexcept
 {
     try {
         f();
