@@ -9,8 +9,9 @@
 # RcppSpool is found on R_LIBS / .libPaths()). For each package below the
 # script downloads its source with download.packages() (from the configured
 # repository, getOption("repos")), installs dependencies it lacks, installs the
-# original (against RcppThread) and the migrated copy (migrate_package(),
-# against RcppSpool) into separate libraries, runs the examples of every Rd
+# original (against RcppThread) and the migrated copy (migrate_package(): the
+# RcppSpool under test's use_rcppspool(), against RcppSpool) into separate
+# libraries, runs the examples of every Rd
 # page (as R CMD check: \dontrun and \donttest left out) and the testthat
 # tests (NOT_CRAN=true) under both, prints a table, and exits with status
 #   0  no regression: the migrated packages pass everything the originals pass
@@ -58,107 +59,30 @@ compat_packages <- list(
 )
 
 # ---------------------------------------------------------------------------
-# The mechanical migration
+# The mechanical migration: use_rcppspool() of the RcppSpool under test (in
+# the library `lib`; NULL: .libPaths()), in place. It rewrites the sources and
+# headers, Makevars*, configure/cleanup, R/, NAMESPACE and DESCRIPTION
+# (LinkingTo and Imports: RcppSpool, importFrom(RcppSpool, ...), C++17) and
+# removes MD5: see ?RcppSpool::use_rcppspool. Returns (invisibly) its lines of
+# changes ("file: what"), then one "file: left: line: text" for each place
+# it could not migrate (it warns about them: here they are kept instead).
 
-# Text replacements: the header, the namespace, Rcpp::depends(), LdFlags(),
-# the NAMESPACE directives and the macros.
-migrate_text <- function(x) {
-  x <- gsub("RcppThread", "RcppSpool", x, fixed = TRUE)
-  gsub("RCPPTHREAD_", "RCPPSPOOL_", x, fixed = TRUE)
-}
-
-# `CXX_STD = CXX17` in a Makevars-like file: added if there is no CXX_STD,
-# raised if it names an older standard, kept if it names C++17 or newer.
-ensure_cxx17 <- function(lines) {
-  at <- grep("^[[:space:]]*CXX_STD[[:space:]]*=", lines)
-  if (!length(at)) return(c("CXX_STD = CXX17", lines))
-  std <- sub("^[[:space:]]*CXX_STD[[:space:]]*=[[:space:]]*([^[:space:]#]*).*$", "\\1", lines[at])
-  old <- std %in% c("CXX98", "CXX0X", "CXX11", "CXX1X", "CXX14", "CXX1Y", "")
-  lines[at[old]] <- "CXX_STD = CXX17"
-  lines
-}
-
-read_text <- function(f) readLines(f, warn = FALSE, encoding = "UTF-8")
-
-# Rewrites `f` with fun(lines); returns TRUE if it changed.
-rewrite <- function(f, fun) {
-  old <- read_text(f)
-  new <- fun(old)
-  if (identical(old, new)) return(FALSE)
-  writeLines(new, f, useBytes = TRUE)  # an existing file keeps its mode (configure)
-  TRUE
-}
-
-#' Migrates the unpacked source package in `dir` from RcppThread to RcppSpool,
-#' in place:
-#'  * C/C++ sources and headers under src/ and inst/include/, Makevars*,
-#'    configure/cleanup scripts, R/ and NAMESPACE: "RcppThread" -> "RcppSpool"
-#'    (includes, namespaces, Rcpp::depends, LdFlags(), importFrom/import) and
-#'    "RCPPTHREAD_" -> "RCPPSPOOL_" (macros, Makevars variables);
-#'  * DESCRIPTION, only the fields Depends, Imports, LinkingTo, Suggests,
-#'    Enhances: "RcppThread (>= x.y.z)" or "RcppThread" -> "RcppSpool";
-#'  * src/Makevars, Makevars.win, Makevars.ucrt and their .in templates (that
-#'    configure turns into Makevars): CXX_STD = CXX17 (added, or raised from
-#'    CXX11/CXX14); a package without any Makevars gets src/Makevars and
-#'    src/Makevars.win with that line;
-#'  * MD5 is removed (the checksums no longer match).
-#' Returns (invisibly) one line per change; "RcppThread" left anywhere in
-#' those files is reported as "left: ...".
-migrate_package <- function(dir) {
-  changes <- character()
-  note <- function(f, what) {
-    rel <- if (startsWith(f, paste0(dir, "/"))) substring(f, nchar(dir) + 2L) else f
-    changes <<- c(changes, paste0(rel, ": ", what))
-  }
-  code_ext <- "\\.(c|cc|cpp|cxx|c\\+\\+|h|hh|hpp|hxx|h\\+\\+|ipp|tpp|inl|inc)$"
-  files <- c(
-    list.files(file.path(dir, "src"), pattern = code_ext, recursive = TRUE, full.names = TRUE, ignore.case = TRUE),
-    list.files(file.path(dir, "inst", "include"), recursive = TRUE, full.names = TRUE),
-    list.files(file.path(dir, "src"), pattern = "^(Makevars|Makefile)", recursive = TRUE, full.names = TRUE),
-    list.files(file.path(dir, "R"), pattern = "\\.[RrSsq]$", full.names = TRUE),
-    file.path(dir, c("NAMESPACE", "configure", "configure.win", "configure.ucrt", "cleanup", "cleanup.win"))
-  )
-  files <- unique(files[file.exists(files) & !dir.exists(files)])
-  for (f in files) if (rewrite(f, migrate_text)) note(f, "RcppThread -> RcppSpool")
-
-  desc <- file.path(dir, "DESCRIPTION")
-  dep_fields <- c("Depends", "Imports", "LinkingTo", "Suggests", "Enhances")
-  if (rewrite(desc, function(lines) {
-    field <- cumsum(!grepl("^[[:space:]]", lines))          # field of each (continuation) line
-    name <- sub(":.*$", "", lines[!grepl("^[[:space:]]", lines)])[field]
-    dep <- name %in% dep_fields
-    lines[dep] <- gsub("RcppThread[[:space:]]*\\([^)]*\\)", "RcppSpool", lines[dep])
-    lines[dep] <- gsub("\\bRcppThread\\b", "RcppSpool", lines[dep], perl = TRUE)
-    lines
-  })) note(desc, "RcppThread -> RcppSpool in the dependency fields")
-
-  src <- file.path(dir, "src")
-  if (dir.exists(src)) {
-    mk <- file.path(src, c("Makevars", "Makevars.win", "Makevars.ucrt",
-                           "Makevars.in", "Makevars.win.in", "Makevars.ucrt.in"))
-    mk <- mk[file.exists(mk)]
-    if (!length(mk)) {
-      mk <- file.path(src, c("Makevars", "Makevars.win"))
-      for (f in mk) writeLines(character(), f)
-    }
-    for (f in mk) if (rewrite(f, ensure_cxx17)) note(f, "CXX_STD = CXX17")
-  }
-  if (file.exists(file.path(dir, "MD5"))) {
-    unlink(file.path(dir, "MD5"))
-    note(file.path(dir, "MD5"), "removed")
-  }
-
-  for (f in c(files, desc)) {
-    lines <- read_text(f)
-    if (basename(f) == "DESCRIPTION") lines <- lines[grepl(paste0("^(", paste(dep_fields, collapse = "|"), "):"), lines)]
-    if (any(grepl("RcppThread|RCPPTHREAD", lines))) note(f, "left: RcppThread")
-  }
-  invisible(changes)
+migrate_package <- function(dir, lib = NULL) {
+  use_rcppspool <- getExportedValue(loadNamespace("RcppSpool", lib.loc = lib), "use_rcppspool")
+  left <- character()
+  changes <- withCallingHandlers(
+    suppressMessages(use_rcppspool(dir, from = "RcppThread", dry_run = FALSE)),
+    RcppSpool_migration_left = function(w) {
+      left <<- c(left, w$left)
+      invokeRestart("muffleWarning")
+    })
+  invisible(c(changes, sub("^([^:]*): ?", "\\1: left: ", left)))
 }
 
 # ---------------------------------------------------------------------------
 # Helpers
 
+read_text <- function(f) readLines(f, warn = FALSE, encoding = "UTF-8")
 is_true <- function(x) tolower(Sys.getenv(x)) %in% c("true", "1", "yes")
 say <- function(...) { cat(..., "\n", sep = ""); utils::flush.console() }
 secs <- function(t0) as.numeric(difftime(Sys.time(), t0, units = "secs"))
@@ -364,10 +288,9 @@ saveRDS(list(examples = ex, tests = tests), out)
 
 # The same examples, of all packages at once: every package is loaded first,
 # then the examples of each run in turn, in one session (packages built from
-# the same headers must not disturb each other). Alone, a migrated package
-# that only has `LinkingTo: RcppSpool` keeps its own pool and state; here
-# earthtide, loaded first, imports RcppSpool, so the packages loaded after it
-# use the runtime the RcppSpool package serves: both ways are exercised.
+# the same headers must not disturb each other). The migrated packages all
+# import RcppSpool (use_rcppspool() adds Imports), so they share the runtime
+# that RcppSpool's shared library serves.
 # Arguments: out, then pairs of package and example directory.
 together_code <- r"--(
 args <- commandArgs(trailingOnly = TRUE)
@@ -463,10 +386,11 @@ prepare_package <- function(pkg, spec, ctx) {
   row$odir <- file.path(work, "original", pkg)
   row$mdir <- file.path(work, "migrated", pkg)
   for (d in c(row$odir, row$mdir)) for (f in spec$drop_tests) unlink(file.path(d, "tests", "testthat", f))
-  changes <- migrate_package(row$mdir)
+  changes <- migrate_package(row$mdir, ctx$spool_lib)
   writeLines(changes, file.path(work, "migration.txt"))
   left <- grep(": left:", changes, value = TRUE)
-  if (length(left)) say("  ", pkg, ": the migration left RcppThread in ", paste(sub(":.*", "", left), collapse = ", "))
+  if (length(left)) say("  ", pkg, ": the migration left code it could not migrate in ",
+                        paste(unique(sub(":.*", "", left)), collapse = ", "))
   write_examples(row$odir, file.path(work, "ex-original"))
   write_examples(row$mdir, file.path(work, "ex-migrated"))
 

@@ -11,7 +11,8 @@
 # For each package below the script downloads its source with
 # download.packages() (the configured repository, getOption("repos")),
 # installs the original (against RcppParallel) and the migrated copy
-# (migrate_rcppparallel_package()) into separate libraries, runs the examples
+# (migrate_rcppparallel_package(): the RcppSpool under test's
+# use_rcppspool()) into separate libraries, runs the examples
 # of every Rd page and the files tests/*.R of both, prints a table,
 # and exits with status 0 when the migrated packages pass everything the
 # originals pass, 1 otherwise, 2 when nothing could be compared.
@@ -29,64 +30,23 @@ rcppparallel_packages <- list(
   missknn = "RcppParallel::parallelFor over RMatrix/RVector, links TBB by hand in Makevars; testthat tests"
 )
 
-# The swap in a C++ file's lines: the include, the depends attribute, the
-# namespace (qualified names and using-directives).
-migrate_rcppparallel_source <- function(lines) {
-  lines <- gsub("#include <RcppParallel.h>", "#include <RcppSpool/RcppParallel.h>", lines, fixed = TRUE)
-  lines <- gsub("#include \"RcppParallel.h\"", "#include <RcppSpool/RcppParallel.h>", lines, fixed = TRUE)
-  lines <- gsub("Rcpp::depends(RcppParallel)", "Rcpp::depends(RcppSpool)", lines, fixed = TRUE)
-  lines <- gsub("using namespace RcppParallel;", "using namespace RcppSpool::RcppParallel;", lines, fixed = TRUE)
-  gsub("(?<!RcppSpool::)RcppParallel::", "RcppSpool::RcppParallel::", lines, perl = TRUE)
-}
-
-# The build settings: C++17, RcppSpool's linker flags where RcppParallel's
-# library was linked, no TBB.
-migrate_rcppparallel_makevars <- function(lines) {
-  text <- paste(lines, collapse = "\n")
-  text <- gsub("\\\\\n", " ", text)  # join continued lines
-  lines <- strsplit(text, "\n", fixed = TRUE)[[1]]
-  ldflags <- "$(shell \"${R_HOME}/bin/Rscript\" -e \"RcppSpool::LdFlags()\")"
-  lines <- lines[!grepl("^\\s*CXX_STD\\s*=", lines)]
-  # Variables that only locate RcppParallel's or TBB's libraries.
-  lines <- lines[!grepl("^\\s*RCPPPARALLEL_[A-Z]+\\s*=", lines)]
-  lines <- gsub("\\$\\(shell[^)]*RcppParallelLibs\\(\\)\"?\\)", ldflags, lines)
-  lines <- gsub("$(RcppParallel_LIBS)", ldflags, lines, fixed = TRUE)
-  lines <- gsub("-DRCPP_PARALLEL_USE_TBB=1", "", lines, fixed = TRUE)
-  # Hand-made TBB link lines (rpaths, RcppParallel.so, -ltbb).
-  lines <- gsub("-Wl,-rpath,\\$\\(RCPPPARALLEL_[A-Z]+\\)|\\$\\(RCPPPARALLEL_[A-Z]+\\)/RcppParallel\\.so|-L\\$\\(RCPPPARALLEL_[A-Z]+\\)|-ltbb(malloc)?", "", lines)
-  if (any(grepl("^\\s*PKG_LIBS", lines)) && !any(grepl("LdFlags", lines, fixed = TRUE))) {
-    i <- grep("^\\s*PKG_LIBS", lines)[1]
-    lines[i] <- paste(lines[i], ldflags)
-  }
-  c("CXX_STD = CXX17", lines)
-}
-
-# Migrates the unpacked package in `dir`: C++ sources, Makevars, DESCRIPTION
-# (LinkingTo: RcppSpool, no Imports: RcppParallel) and NAMESPACE (no
-# importFrom(RcppParallel, ...)). Returns the files it changed.
-migrate_rcppparallel_package <- function(dir) {
-  changed <- character()
-  edit <- function(file, f) {
-    old <- readLines(file, warn = FALSE)
-    new <- f(old)
-    if (!identical(old, new)) {
-      writeLines(new, file)
-      changed <<- c(changed, sub(paste0(dir, "/"), "", file, fixed = TRUE))
-    }
-  }
-  for (f in list.files(file.path(dir, "src"), pattern = "\\.(cpp|cc|h|hpp)$", full.names = TRUE, recursive = TRUE))
-    edit(f, migrate_rcppparallel_source)
-  for (f in file.path(dir, "src", c("Makevars", "Makevars.win")))
-    if (file.exists(f)) edit(f, migrate_rcppparallel_makevars)
-  edit(file.path(dir, "NAMESPACE"), function(l) l[!grepl("^importFrom\\(RcppParallel", l)])
-  edit(file.path(dir, "DESCRIPTION"), function(l) {
-    l <- sub("(LinkingTo:.*)RcppParallel", "\\1RcppSpool", l)
-    l <- sub("(LinkingTo:.*)RcppParallel", "\\1RcppSpool", l)
-    l <- gsub("RcppParallel\\s*(\\([^)]*\\))?\\s*,\\s*", "", l)  # from Imports (not last)
-    l <- gsub(",\\s*RcppParallel\\s*(\\([^)]*\\))?\\s*$", "", l)  # from Imports (last)
-    l
-  })
-  changed
+# Migrates the unpacked package in `dir` in place with use_rcppspool() of the
+# RcppSpool under test (in the library `lib`; NULL: .libPaths()): C++ sources,
+# Makevars (C++17, RcppSpool::LdFlags(), no TBB), R/, DESCRIPTION (LinkingTo
+# and Imports: RcppSpool, no Imports: RcppParallel) and NAMESPACE (no
+# importFrom(RcppParallel, ...), an import of RcppSpool). Returns its lines of
+# changes ("file: what"), then one "file: left: line: text" for each place it
+# could not migrate.
+migrate_rcppparallel_package <- function(dir, lib = NULL) {
+  use_rcppspool <- getExportedValue(loadNamespace("RcppSpool", lib.loc = lib), "use_rcppspool")
+  left <- character()
+  changes <- withCallingHandlers(
+    suppressMessages(use_rcppspool(dir, from = "RcppParallel", dry_run = FALSE)),
+    RcppSpool_migration_left = function(w) {
+      left <<- c(left, w$left)
+      invokeRestart("muffleWarning")
+    })
+  c(changes, sub("^([^:]*): ?", "\\1: left: ", left))
 }
 
 # Installs `dir` into `lib` and runs its examples and tests; a one-row data frame.
@@ -149,8 +109,11 @@ rcppparallel_main <- function(args = commandArgs(TRUE)) {
       dir.create(d, showWarnings = FALSE)
       utils::untar(tarballs[i, 2], exdir = d)
       src <- file.path(d, pkg)
-      changed <- if (label == "migrated") migrate_rcppparallel_package(src) else character()
-      if (length(changed)) message(pkg, ": changed ", paste(changed, collapse = ", "))
+      changed <- if (label == "migrated") migrate_rcppparallel_package(src, spool_lib) else character()
+      left <- grep(": left:", changed, value = TRUE)
+      done <- setdiff(changed, left)
+      if (length(done)) message(pkg, ": changed ", paste(unique(sub(":.*", "", done)), collapse = ", "))
+      if (length(left)) message(pkg, ": not migrated:\n  ", paste(left, collapse = "\n  "))
       lib <- if (label == "original") lib_orig else lib_mig
       rows[[length(rows) + 1]] <- check_rcppparallel_package(src, lib, label, libs)
     }
