@@ -12,7 +12,7 @@
 #include "r_values.h"
 
 #include <RcppSpool/engine/lending.h>
-#include <RcppSpool/runtime/api_impl.h>
+#include <RcppSpool/runtime/table.h>
 
 #include <R_ext/Rdynload.h>
 

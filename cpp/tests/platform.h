@@ -1,6 +1,7 @@
 // What the tests need that differs between POSIX and Windows (mingw-w64 under wine).
 #pragma once
 
+#include <cstdlib>
 #include <ctime>
 
 #if defined(_WIN32)
@@ -36,6 +37,27 @@ inline bool underWine()
     return ntdll && GetProcAddress(ntdll, "wine_get_version");
 #else
     return false;
+#endif
+}
+
+//! Sets an environment variable. setenv() is POSIX; Windows' C runtime has
+//! _putenv_s(), where an empty value removes the variable.
+inline void setEnv(const char* name, const char* value)
+{
+#if defined(_WIN32)
+    ::_putenv_s(name, value);
+#else
+    ::setenv(name, value, 1);
+#endif
+}
+
+//! Removes an environment variable.
+inline void unsetEnv(const char* name)
+{
+#if defined(_WIN32)
+    ::_putenv_s(name, "");
+#else
+    ::unsetenv(name);
 #endif
 }
 

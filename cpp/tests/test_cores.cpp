@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "platform.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -28,25 +30,8 @@ using RcppSpool::engine::naInt;
 
 namespace {
 
-// setenv()/unsetenv() are POSIX; Windows' C runtime has _putenv_s(), where an
-// empty value removes the variable.
-void setEnv(const char* name, const char* value)
-{
-#if defined(_WIN32)
-    ::_putenv_s(name, value);
-#else
-    ::setenv(name, value, 1);
-#endif
-}
-
-void unsetEnv(const char* name)
-{
-#if defined(_WIN32)
-    ::_putenv_s(name, "");
-#else
-    ::unsetenv(name);
-#endif
-}
+using test_platform::setEnv;
+using test_platform::unsetEnv;
 
 // ---------------------------------------------------------------------------
 // Fakes

@@ -32,3 +32,13 @@
 
 // Last: RCPPSPOOL_OVERRIDE_COUT/CERR/THREAD (and RcppThread's RCPPTHREAD_OVERRIDE_*).
 #include "RcppSpool/overrides.h"
+
+// Plain C++ with the runtime compiled once: the file that defines
+// RCPPSPOOL_IMPLEMENTATION compiles it, and its table (client/api.h).
+#if defined(RCPPSPOOL_STANDALONE) && defined(RCPPSPOOL_SEPARATE_RUNTIME) && defined(RCPPSPOOL_IMPLEMENTATION)
+#include "RcppSpool/runtime/table.h"
+const RcppSpool::client::ApiTable& RcppSpool::client::separateRuntimeApi() noexcept
+{
+    return RcppSpool::runtime::apiTable();
+}
+#endif

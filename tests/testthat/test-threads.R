@@ -161,7 +161,10 @@ test_that("a bad RCPPSPOOL_NUM_THREADS gives one warning and is ignored", {
 })
 
 # A package that only has `LinkingTo: RcppSpool`: C++ code with R's C API
-# and our headers, no Rcpp, loaded without our namespace.
+# and our headers, no Rcpp, loaded without our namespace. Its counts are the
+# runtime's (RcppSpool's shared library, through the table of
+# client/api_table.h): its first call on R's main thread loads RcppSpool's
+# namespace; a first call on another thread is an error that says what to add.
 foreign_code <- '
 #include <RcppSpool/cores.h>
 #include <string>
@@ -248,7 +251,7 @@ test_that("another package's compiled headers follow the same settings", {
     out
   }, args = list(so = so))
 
-  expect_false(res$namespace_loaded)
+  expect_true(res$namespace_loaded)
   expect_identical(res$plain, res$ours)
   expect_identical(res$plain_cores, res$ours_cores)
   expect_identical(res$option, 2L)
@@ -267,4 +270,20 @@ test_that("another package's compiled headers follow the same settings", {
     list(main = .Call("foreign_default_threads"), worker = .Call("foreign_default_threads_on_worker"))
   }, args = list(so = so), env = c(RCPPSPOOL_NUM_THREADS = "3"))
   expect_identical(res2, list(main = 3L, worker = 3L))
+
+  # The first call on another thread than R's main thread cannot load
+  # RcppSpool's namespace: an error in words, not a crash; then a call on
+  # the main thread loads it, and calls on any thread work.
+  res3 <- in_child(function(so) {
+    dyn.load(so)
+    first <- .Call("foreign_default_threads_on_worker")
+    loaded_after_first <- "RcppSpool" %in% loadedNamespaces()
+    main <- .Call("foreign_default_threads")
+    list(first = first, loaded_after_first = loaded_after_first, main = main,
+         worker = .Call("foreign_default_threads_on_worker"), ours = RcppSpool::getThreads())
+  }, args = list(so = so))
+  expect_match(res3$first, "add RcppSpool to Imports", fixed = TRUE)
+  expect_false(res3$loaded_after_first)
+  expect_identical(res3$main, res3$ours)
+  expect_identical(res3$worker, res3$ours)
 })

@@ -6,8 +6,12 @@
 #include <RcppSpool.h>
 #include <gtest/gtest.h>
 
+#include "../platform.h"
+
 #include <atomic>
+#include <cstdlib>
 #include <functional>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -63,4 +67,22 @@ TEST(SeparateRuntime, ErrorsComeBackAsTheyWereThrown)
     std::atomic<int> after{0};
     RcppSpool::parallelFor(0, 100, [&](std::ptrdiff_t) { ++after; });
     EXPECT_EQ(after.load(), 100);
+}
+
+TEST(SeparateRuntime, ThreadCountsComeFromTheRuntime)
+{
+    test_platform::setEnv("RCPPSPOOL_NUM_THREADS", "3");
+    EXPECT_EQ(RcppSpool::defaultThreads(), 3u);
+    test_platform::unsetEnv("RCPPSPOOL_NUM_THREADS");
+    EXPECT_GE(RcppSpool::availableCores(), 1u);
+    // A bad setting is std::invalid_argument, with the runtime's message.
+    test_platform::setEnv("SLURM_CPUS_PER_TASK", "0");
+    try {
+        RcppSpool::availableCores();
+        ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("availableCores(): "), std::string::npos) << e.what();
+    }
+    test_platform::unsetEnv("SLURM_CPUS_PER_TASK");
+    EXPECT_GE(RcppSpool::availableCores(), 1u);
 }

@@ -1,270 +1,18 @@
-// How many cores this process may use, and how many threads to use by default.
-//
-// availableCores() follows the rules of parallelly::availableCores() (see
-// engine/cores.h); defaultThreads() is what pools and loops use when no count
-// is given. Both give the same answers as the R functions availableCores()
-// and getThreads(), also in a package that only has `LinkingTo: RcppSpool`:
-// the settings live in R options and environment variables, which every
-// package's copy of these headers can read.
-//
-// R options can only be read on R's main thread. There the settings are
-// checked at every call (an options() call just before a loop takes effect),
-// cheaply: only the options and variables that the last computation read are
-// compared with what they were (about 1.5 us in R, 50 ns without R);
-// on other threads the answer is the last one computed on the main thread
-// (by this shared object), or, before there is one, one computed from the
-// environment alone. With -DRCPPSPOOL_STANDALONE there are no options: the
-// environment and the machine decide, on any thread.
+// How many cores this process may use, and how many threads to use by
+// default: the runtime's answers (runtime/thread_counts.h), through its table.
 #pragma once
 
 #include "abi.h"
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
-#include <mutex>
-#include <set>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
-#include "engine/cores.h"
-#include "engine/runtime.h"
-#include "host/main_thread.h"
-
-#ifdef RCPPSPOOL_STANDALONE
-#include <cstdio>
-#else
-#include "host/r_options.h"
+#include "client/api.h"
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+#include "runtime/thread_counts.h"
 #endif
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
-namespace detail {
-
-//! Processors and cgroup limits, read once per process (parallelly also
-//! reads them once per session): they do not change under a running process.
-RCPPSPOOL_HIDDEN inline const engine::MachineFacts& machineFacts()
-{
-    static const engine::MachineFacts facts = engine::readMachineFacts();
-    return facts;
-}
-
-//! True where R options can be read: on R's main thread, in R.
-inline bool canReadOptions()
-{
-#ifdef RCPPSPOOL_STANDALONE
-    return false;
-#else
-    return host::isMainThread();
-#endif
-}
-
-//! What a computation of the settings read, to tell whether it is still
-//! valid: the environment variables, the R options (in R), and the affinity
-//! mask. The mask is a system call away; it is re-read at most every 20 ms
-//! (the mask changes only when someone runs taskset or the like, and a
-//! loop that starts a few milliseconds after that may still use the old count).
-struct SettingsInputs {
-    bool valid = false;
-    engine::EnvSnapshot env;
-#ifndef RCPPSPOOL_STANDALONE
-    host::OptionSnapshot options;
-#endif
-    int affinity = engine::naInt;
-    std::chrono::steady_clock::time_point affinityReadAt;
-
-    static constexpr std::chrono::milliseconds affinityRecheck{20};
-
-    //! True when nothing that was read has changed.
-    bool unchanged()
-    {
-        if (!valid || !env.unchanged()) return false;
-#ifndef RCPPSPOOL_STANDALONE
-        if (!options.unchanged()) return false;
-#endif
-        auto now = std::chrono::steady_clock::now();
-        if (now - affinityReadAt > affinityRecheck) {
-            int a = engine::affinityCount();
-            affinityReadAt = now;
-            if (a != affinity) return false;
-        }
-        return true;
-    }
-};
-
-//! A result and the inputs it was computed from.
-template <class Result>
-struct Memo {
-    SettingsInputs inputs;
-    Result result;
-};
-
-//! The memo's result if its inputs are unchanged; else computes it anew with
-//! `compute(optionReader, envReader, affinity)`, recording what it reads.
-//! One memo per thread (thread_local): no locks, and the readers record
-//! into it undisturbed.
-template <class Result, class Compute>
-const Result& memoized(Memo<Result>& memo, bool withOptions, Compute compute)
-{
-    if (memo.inputs.unchanged()) return memo.result;
-    memo.inputs = SettingsInputs{};
-    memo.inputs.affinity = engine::affinityCount();
-    memo.inputs.affinityReadAt = std::chrono::steady_clock::now();
-    engine::OptionReader option = engine::noOptions;
-#ifndef RCPPSPOOL_STANDALONE
-    if (withOptions) option = memo.inputs.options.reader();
-#else
-    (void)withOptions;
-#endif
-    memo.result = compute(option, memo.inputs.env.reader(), memo.inputs.affinity);
-    memo.inputs.env.seal();
-    memo.inputs.valid = true;
-    return memo.result;
-}
-
-//! availableCores() from the given readers.
-inline engine::CoresResult computeCores(const engine::OptionReader& option, const engine::EnvReader& env,
-                                        int affinity)
-{
-    engine::CoresInputs in;
-    in.option = option;
-    in.env = env;
-    in.machine = machineFacts();
-    in.affinity = affinity;
-    return engine::computeAvailableCores(in);
-}
-
-//! The last answers computed with R options, for threads that cannot read
-//! them. The counts are atomics so that a worker asking (a nested loop with
-//! the default count) takes no lock; -1: none yet; -2: that computation
-//! failed, the message is in `error` (guarded by `mutex`).
-struct SettingsCache {
-    std::atomic<long long> cores{-1};
-    std::atomic<long long> threads{-1};
-    std::mutex mutex;
-    std::string coresError, threadsError;
-};
-
-RCPPSPOOL_HIDDEN inline SettingsCache& settingsCache()
-{
-    static SettingsCache* const cache = engine::runtime::state<SettingsCache, engine::runtime::Slot::settings>();
-    return *cache;
-}
-
-inline void remember(std::atomic<long long>& slot, std::string& errorSlot, long long count, const std::string& error)
-{
-    auto& c = settingsCache();
-    if (!error.empty()) {
-        std::lock_guard<std::mutex> lock(c.mutex);
-        errorSlot = error;
-        slot.store(-2, std::memory_order_release);
-    } else {
-        slot.store(count, std::memory_order_release);
-    }
-}
-
-#ifndef RCPPSPOOL_STANDALONE
-//! The answer last computed on the main thread, if there is one.
-template <class Result>
-bool fromCache(std::atomic<long long>& slot, const std::string& errorSlot, Result& r)
-{
-    long long known = slot.load(std::memory_order_acquire);
-    if (known == -1) return false;
-    if (known >= 0) {
-        r.count = static_cast<decltype(r.count)>(known);
-    } else {
-        std::lock_guard<std::mutex> lock(settingsCache().mutex);
-        r.error = errorSlot;
-    }
-    return true;
-}
-#endif
-
-//! availableCores() now, with everything it found (warnings included, not
-//! yet given). On R's main thread it reads the options (unless they are
-//! unchanged since the last call) and updates the cache; on other threads in
-//! R it answers from the cache. Without R: the environment, on any thread.
-RCPPSPOOL_HIDDEN inline engine::CoresResult coresNow()
-{
-    auto& cache = settingsCache();
-    const bool withOptions = canReadOptions();
-#ifndef RCPPSPOOL_STANDALONE
-    if (!withOptions) {
-        engine::CoresResult r;
-        r.rule = "cached";
-        if (fromCache(cache.cores, cache.coresError, r)) return r;
-    }
-#endif
-    // The thread's own (thread_local; see threadLocalObject() for mingw-w64).
-    Memo<engine::CoresResult>& memo = *engine::runtime::threadLocalObject<Memo<engine::CoresResult>>();
-    bool computed = false;
-    const engine::CoresResult& r =
-        memoized(memo, withOptions, [&](const engine::OptionReader& o, const engine::EnvReader& e, int a) {
-            computed = true;
-            return computeCores(o, e, a);
-        });
-    if (computed && withOptions) remember(cache.cores, cache.coresError, r.count, r.error);
-    return r;
-}
-
-//! defaultThreads() now, as coresNow().
-RCPPSPOOL_HIDDEN inline engine::ThreadsResult threadsNow()
-{
-    auto& cache = settingsCache();
-    const bool withOptions = canReadOptions();
-#ifndef RCPPSPOOL_STANDALONE
-    if (!withOptions) {
-        engine::ThreadsResult r;
-        r.source = "cached";
-        if (fromCache(cache.threads, cache.threadsError, r)) return r;
-    }
-#endif
-    // The thread's own (thread_local; see threadLocalObject() for mingw-w64).
-    Memo<engine::ThreadsResult>& memo = *engine::runtime::threadLocalObject<Memo<engine::ThreadsResult>>();
-    bool computed = false;
-    const engine::ThreadsResult& r =
-        memoized(memo, withOptions, [&](const engine::OptionReader& o, const engine::EnvReader& e, int a) {
-            computed = true;
-            return engine::computeDefaultThreads(o, e, [&] {
-                engine::CoresResult c = computeCores(o, e, a);
-                if (withOptions) remember(cache.cores, cache.coresError, c.count, c.error);
-                return c;
-            });
-        });
-    if (computed && withOptions) remember(cache.threads, cache.threadsError, static_cast<long long>(r.count), r.error);
-    return r;
-}
-
-//! The warnings not given before (by this shared object): each one is given
-//! once, not at every loop.
-RCPPSPOOL_HIDDEN inline std::vector<std::string> newWarnings(const std::vector<std::string>& warnings)
-{
-    static std::mutex mutex;
-    static std::set<std::string> given;
-    std::vector<std::string> out;
-    if (warnings.empty()) return out;
-    std::lock_guard<std::mutex> lock(mutex);
-    for (auto& w : warnings)
-        if (given.insert(w).second) out.push_back(w);
-    return out;
-}
-
-//! Gives the new ones of `warnings`: as R warnings on R's main thread; on
-//! stderr without R. In R off the main thread nothing is given (nor marked
-//! given): the main thread gives it when it next computes the settings.
-inline void giveWarnings(const std::vector<std::string>& warnings)
-{
-    if (warnings.empty()) return;
-#ifdef RCPPSPOOL_STANDALONE
-    for (auto& w : newWarnings(warnings)) std::fprintf(stderr, "RcppSpool warning: %s\n", w.c_str());
-#else
-    if (!host::isMainThread()) return;
-    for (auto& w : newWarnings(warnings)) host::rWarning(w);
-#endif
-}
-
-}  // namespace detail
 
 //! The number of cores this process may use: the minimum over the limits
 //! that apply (the machine, cgroups v1/v2 cpusets and CPU quotas, the
@@ -277,13 +25,11 @@ inline void giveWarnings(const std::vector<std::string>& warnings)
 //! setting is invalid (a core count of zero or less, e.g.
 //! SLURM_CPUS_PER_TASK=0, or a bad `parallelly.availableCores.min`). Rcpp and
 //! cpp11 turn that into an R error.
-inline std::size_t availableCores()
-{
-    engine::CoresResult r = detail::coresNow();
-    detail::giveWarnings(r.warnings);
-    if (!r.error.empty()) throw std::invalid_argument("availableCores(): " + r.error);
-    return static_cast<std::size_t>(r.count);
-}
+//!
+//! In R, RcppSpool's runtime answers (a package with `LinkingTo` only loads
+//! RcppSpool's namespace at its first call on R's main thread: see
+//! client/api.h).
+inline std::size_t availableCores() { return client::count(RCPPSPOOL_API(availableCores)); }
 
 //! The number of threads a pool or loop uses when no count is given: the
 //! value of setThreads() (kept in the R option `RcppSpool.setThreads`), else
@@ -297,13 +43,7 @@ inline std::size_t availableCores()
 //! Throws std::invalid_argument when an option holds a bad value (not a
 //! whole number from 0 to 1024), as getThreads() gives an error. A bad
 //! environment variable gives one warning and is ignored.
-inline std::size_t defaultThreads()
-{
-    engine::ThreadsResult r = detail::threadsNow();
-    detail::giveWarnings(r.warnings);
-    if (!r.error.empty()) throw std::invalid_argument("defaultThreads(): " + r.error);
-    return r.count;
-}
+inline std::size_t defaultThreads() { return client::count(RCPPSPOOL_API(defaultThreads)); }
 
 }  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

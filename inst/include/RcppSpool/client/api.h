@@ -7,30 +7,41 @@
 //     its first call from R's main thread, which loads RcppSpool's namespace
 //     (a package with `LinkingTo` only). A first call from another thread
 //     before that is an error that says what to add.
-//   - RcppSpool's own shared library (RCPPSPOOL_RUNTIME_OWNER) is the runtime.
+//   - RcppSpool's own shared library (RCPPSPOOL_RUNTIME_OWNER) is the
+//     runtime: its calls go to the entry points directly.
 //   - In plain C++ (RCPPSPOOL_STANDALONE), by default the runtime is compiled
-//     inline where it is used (header-only). With RCPPSPOOL_SEPARATE_RUNTIME
-//     defined for every file of the program, one file defines
-//     RCPPSPOOL_IMPLEMENTATION before the include, and the runtime is
-//     compiled there only.
+//     inline where it is used (header-only), called directly. With
+//     RCPPSPOOL_SEPARATE_RUNTIME defined for every file of the program, one
+//     file defines RCPPSPOOL_IMPLEMENTATION before it includes
+//     <RcppSpool.h>, and the runtime is compiled there only; the others
+//     call it through its table.
 #pragma once
 
 #include "../abi.h"
 
 #include <atomic>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
 #include "../engine/host_hooks.h"
 #include "api_table.h"
 
-#if defined(RCPPSPOOL_STANDALONE)
-#if !defined(RCPPSPOOL_SEPARATE_RUNTIME) || defined(RCPPSPOOL_IMPLEMENTATION)
-#include "../runtime/api_impl.h"
+#if (defined(RCPPSPOOL_STANDALONE) && !defined(RCPPSPOOL_SEPARATE_RUNTIME)) || defined(RCPPSPOOL_RUNTIME_OWNER)
+//! The runtime is compiled in this file: the public API calls its entry
+//! points directly (the headers that need them include runtime/*.h).
+#define RCPPSPOOL_RUNTIME_HERE 1
 #endif
-#elif defined(RCPPSPOOL_RUNTIME_OWNER)
-#include "../runtime/api_impl.h"
+
+//! The runtime's entry point `entry` (a member of ApiTable): the function
+//! itself where the runtime is compiled in this file, else the table's.
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+#define RCPPSPOOL_API(entry) (&::RcppSpool::runtime::entry)
 #else
+#define RCPPSPOOL_API(entry) (::RcppSpool::client::api().entry)
+#endif
+
+#if !defined(RCPPSPOOL_STANDALONE) && !defined(RCPPSPOOL_RUNTIME_OWNER)
 #include <R_ext/Rdynload.h>
 
 #include "../host/main_thread.h"
@@ -45,18 +56,14 @@ namespace client {
 #if defined(RCPPSPOOL_STANDALONE) && defined(RCPPSPOOL_SEPARATE_RUNTIME)
 
 //! The runtime's table, defined in the program's one file that defines
-//! RCPPSPOOL_IMPLEMENTATION.
+//! RCPPSPOOL_IMPLEMENTATION (at the end of RcppSpool.h).
 const ApiTable& separateRuntimeApi() noexcept;
-#if defined(RCPPSPOOL_IMPLEMENTATION)
-const ApiTable& separateRuntimeApi() noexcept { return runtime::apiTable(); }
-#endif
 //! The runtime's table.
 inline const ApiTable& api() { return separateRuntimeApi(); }
 
-#elif defined(RCPPSPOOL_STANDALONE) || defined(RCPPSPOOL_RUNTIME_OWNER)
+#elif defined(RCPPSPOOL_RUNTIME_HERE)
 
-//! The runtime's table: this program's (or shared library's) own.
-inline const ApiTable& api() { return runtime::apiTable(); }
+// No table needed: RCPPSPOOL_API() calls the entry points.
 
 #else
 
@@ -144,6 +151,18 @@ inline void afterBlockingCall()
     if (status == kInterrupted) std::rethrow_exception(engine::interruptError());
     if (status == kInvalidArgument) throw std::invalid_argument(message);
     throw std::runtime_error(message[0] ? message : "RcppSpool: a parallel call failed");
+}
+
+//! The count an entry point such as ApiTable::defaultThreads gives, or what
+//! it reports thrown.
+inline std::size_t count(int (*entry)(std::size_t*, char*, std::size_t))
+{
+    std::size_t n = 0;
+    char message[256];
+    message[0] = '\0';
+    const int status = entry(&n, message, sizeof message);
+    if (status != kOk) throwStatus(status, message);
+    return n;
 }
 
 }  // namespace client

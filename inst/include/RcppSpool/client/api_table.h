@@ -56,6 +56,10 @@ struct ApiTable {
     //! (ending in '\0') to `message`.
     int (*parallelFor)(std::ptrdiff_t begin, std::ptrdiff_t end, RangeFn body, void* self, std::size_t nThreads,
                        std::size_t nBatches, char* message, std::size_t messageSize);
+    //! availableCores() into `*out`; kInvalidArgument for a bad setting.
+    int (*availableCores)(std::size_t* out, char* message, std::size_t messageSize);
+    //! defaultThreads() into `*out`; kInvalidArgument for a bad setting.
+    int (*defaultThreads)(std::size_t* out, char* message, std::size_t messageSize);
 };
 
 //! The version of the table these headers know.

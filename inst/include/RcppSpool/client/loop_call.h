@@ -10,6 +10,9 @@
 
 #include "../engine/range_body.h"
 #include "api.h"
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+#include "../runtime/loop_entries.h"
+#endif
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -48,7 +51,7 @@ void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F& f, std::size_t nTh
     char message[256];
     message[0] = '\0';
     const int status =
-        api().parallelFor(begin, end, &LoopBody<F>::run, &body, nThreads, nBatches, message, sizeof message);
+        RCPPSPOOL_API(parallelFor)(begin, end, &LoopBody<F>::run, &body, nThreads, nBatches, message, sizeof message);
     afterBlockingCall();
     if (status == kOk) return;
     if (status == kCallbackFailed && body.error) std::rethrow_exception(body.error);

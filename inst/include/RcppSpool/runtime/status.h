@@ -1,8 +1,5 @@
-// The runtime's side of the client table (client/api_table.h): the entry
-// points, on the engine and the global pool. Compiled once: into
-// RcppSpool's shared library in R, into the program's one translation unit
-// that defines RCPPSPOOL_IMPLEMENTATION in plain C++ (or inline, header-only,
-// where the program opts for that: see client/api.h).
+// How the runtime's entry points report: a status and a message, never an
+// exception across the table (client/api_table.h).
 #pragma once
 
 #include "../abi.h"
@@ -14,9 +11,7 @@
 #include <stdexcept>
 
 #include "../client/api_table.h"
-#include "../cores.h"
-#include "../engine/loop.h"
-#include "../thread_pool.h"
+#include "../engine/host_hooks.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -63,26 +58,6 @@ template <class F>
         report("RcppSpool: an unknown error in the runtime", message, size);
         return client::kFailed;
     }
-}
-
-//! ApiTable::parallelFor.
-inline int parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, client::RangeFn body, void* self,
-                       std::size_t nThreads, std::size_t nBatches, char* message, std::size_t messageSize)
-{
-    return guarded(message, messageSize, [&] {
-        auto chunk = [body, self](std::ptrdiff_t b, std::ptrdiff_t e) {
-            if (body(self, b, e) != 0) throw CallbackFailed{};
-        };
-        const std::size_t n = nThreads == client::kAutoThreads ? defaultThreads() : nThreads;
-        engine::blockingFor(ThreadPool::globalInstance().scheduler(), begin, end, chunk, n, nBatches);
-    });
-}
-
-//! The table this runtime serves.
-RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
-{
-    static const client::ApiTable table{client::kApiVersion, sizeof(client::ApiTable), &parallelFor};
-    return table;
 }
 
 }  // namespace runtime

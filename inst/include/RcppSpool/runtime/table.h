@@ -1,0 +1,25 @@
+// The table of entry points this runtime serves to clients (RcppSpool's
+// shared library in R, the RCPPSPOOL_IMPLEMENTATION file in plain C++).
+#pragma once
+
+#include "../abi.h"
+
+#include "../client/api_table.h"
+#include "loop_entries.h"
+#include "thread_counts.h"
+
+namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
+namespace runtime {
+
+//! The table this runtime serves: every entry of kApiVersion.
+RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
+{
+    static const client::ApiTable table{client::kApiVersion, sizeof(client::ApiTable), &parallelFor, &availableCores,
+                                        &defaultThreads};
+    return table;
+}
+
+}  // namespace runtime
+}  // namespace RCPPSPOOL_ABI
+}  // namespace RcppSpool
