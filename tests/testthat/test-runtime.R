@@ -205,7 +205,10 @@ write_client <- function(dir, name, include = NULL, imports = TRUE) {
 # ThreadLender table of that version, which the installed runtime does not
 # have: what a package built against a release that needs more of the lender
 # than the installed RcppSpool lends has.
-other_version_headers <- function(dir, name = "include-v2", lender_version = NULL) {
+#
+# With `bump = FALSE` the ABI number stays: what a package built against a
+# later release that changed the runtime's classes but forgot to bump it has.
+other_version_headers <- function(dir, name = "include-v2", lender_version = NULL, bump = TRUE) {
   inc <- file.path(dir, name)
   dir.create(inc)
   file.copy(base::system.file("include", package = "RcppSpool"), inc, recursive = TRUE)
@@ -222,9 +225,10 @@ other_version_headers <- function(dir, name = "include-v2", lender_version = NUL
   abi <- grep("^#define RCPPSPOOL_ABI_VERSION [0-9]+", readLines(file.path(inc, "RcppSpool", "abi.h")), value = TRUE)[1]
   current <- as.integer(sub("^#define RCPPSPOOL_ABI_VERSION ([0-9]+).*", "\\1", abi))
   stopifnot(!is.na(current))
-  edit("abi.h", abi, paste0("\n#undef RCPPSPOOL_ABI_VERSION\n#define RCPPSPOOL_ABI_VERSION ", current + 1L))
+  if (bump) edit("abi.h", abi, paste0("\n#undef RCPPSPOOL_ABI_VERSION\n#define RCPPSPOOL_ABI_VERSION ", current + 1L))
   edit("engine/scheduler.h", "class Scheduler {", "\n    char addedInVersion2_[4096] = {};")
   edit("thread_pool.h", "class ThreadPool {", "\n    char addedInVersion2_[256] = {};")
+  edit("engine/context.h", "class Context {", "\n    char addedInVersion2_[64] = {};")
   if (!is.null(lender_version)) {
     path <- file.path(inc, "RcppSpool", "host", "r_runtime.h")
     x <- readLines(path)
@@ -243,7 +247,8 @@ build_clients <- function() {
   pkgs <- c(write_client(dir, "spoolA"), write_client(dir, "spoolB"),
             write_client(dir, "spoolV2", include = other_version_headers(dir)),
             write_client(dir, "spoolV3", include = other_version_headers(dir, "include-v3", lender_version = 99L)),
-            write_client(dir, "spoolL", imports = FALSE))
+            write_client(dir, "spoolL", imports = FALSE),
+            write_client(dir, "spoolS", include = other_version_headers(dir, "include-same-abi", bump = FALSE)))
   # Two installs at a time (2 cores).
   run_install <- function(pkg) {
     processx::process$new(file.path(R.home("bin"), "R"),
@@ -252,7 +257,7 @@ build_clients <- function() {
                           env = c("current", R_LIBS = paste(c(lib, .libPaths()), collapse = ":")))
   }
   logs <- list()
-  for (batch in list(pkgs[1:2], pkgs[3:4], pkgs[5])) {
+  for (batch in list(pkgs[1:2], pkgs[3:4], pkgs[5:6])) {
     ps <- lapply(batch, run_install)
     for (k in seq_along(ps)) {
       ps[[k]]$wait(300000)
@@ -442,6 +447,39 @@ test_that("a package that RcppSpool neither serves nor lends to keeps a runtime 
   }
 })
 
+test_that("a package built against runtime classes of another layout, with the same ABI number, runs its loops on the one runtime", {
+  # spoolS's Scheduler, ThreadPool and Context have a member more than the
+  # installed runtime's, under the same ABI number. Its loops (parallelFor,
+  # parallelReduce, nested in spoolA's loops and the other way round) are the
+  # runtime's code, reached through the table of client/api_table.h: they
+  # touch none of those layouts, in either load order, with one set of
+  # workers. (Its other calls, ThreadPool's and async()'s, still compile the
+  # engine inline: they are not called here.)
+  for (order in list(c("spoolS", "spoolA"), c("spoolA", "spoolS"))) {
+    res <- callr::r(function(order) {
+      threads <- function() length(list.files("/proc/self/task"))
+      loadNamespace("RcppSpool")
+      before <- threads()
+      for (p in order) loadNamespace(p)
+      ns <- asNamespace
+      list(s = ns("spoolS")$sumLoop(100000L), s_thread = ns("spoolS")$sumLoopOnThread(100000L),
+           a = ns("spoolA")$sumLoop(100000L),
+           sa = ns("spoolS")$outer("spoolA", 6L, 20L, 0.2), as = ns("spoolA")$outer("spoolS", 6L, 20L, 0.2),
+           added = threads() - before, cores = as.integer(RcppSpool::availableCores()))
+    }, args = list(order = order), libpath = child_lib)
+    info <- paste(order, collapse = ", ")
+    expect_equal(res$s, sum(as.numeric(0:99999)), info = info)
+    expect_equal(res$s_thread, sum(as.numeric(0:99999)), info = info)
+    expect_equal(res$a, sum(as.numeric(0:99999)), info = info)
+    expect_equal(res$sa$total, 6 * sum(0:19), info = info)
+    expect_equal(res$as$total, 6 * sum(0:19), info = info)
+    expect_lte(res$sa$maxActive, res$cores)
+    expect_lte(res$as$maxActive, res$cores)
+    # One set of workers: the runtime's, started for the first loop.
+    expect_lte(res$added, res$cores, label = info)
+  }
+})
+
 test_that("a package with LinkingTo only shares the runtime if RcppSpool's namespace is loaded first, else loads it at its first loop", {
   res <- callr::r(function() {
     p <- "spoolL"  # (a variable: see the note on asNamespace() above)
@@ -458,19 +496,18 @@ test_that("a package with LinkingTo only shares the runtime if RcppSpool's names
 
   # Loading RcppSpool's namespace while this package's shared library is
   # being loaded would run R code inside dlopen() (under Windows' loader
-  # lock): it does not, and says nothing. The package's first loop, on R's
-  # main thread, loads it (the loop is the runtime's code: see
+  # lock): it does not, and says nothing. The package's first call of the
+  # runtime (a loop, defaultThreads()) on R's main thread loads it (see
   # client/api.h); a first loop on another thread cannot, and is an error
-  # that says what to add, not a crash. After a loop on the main thread,
-  # loops run on any thread.
+  # that says what to add, not a crash. After that, loops run on any thread.
   res <- callr::r(function() {
     p <- "spoolL"
     ns <- asNamespace
     msgs <- utils::capture.output({
       loadNamespace(p)
       loaded_at_load <- "RcppSpool" %in% loadedNamespaces()
-      l <- ns(p)$info()
       first_on_thread <- ns(p)$sumLoopOnThread(50000L)
+      l <- ns(p)$info()  # its global pool asks the runtime for defaultThreads(): that loads RcppSpool
       s <- ns(p)$sumLoop(50000L)
       then_on_thread <- ns(p)$sumLoopOnThread(50000L)
     }, type = "message")
