@@ -7,7 +7,8 @@
 #   make test-toolchains  only that last part: the two extra toolchains
 #   make bench  the engine benchmark (P1-P6), P6's loop taken apart against
 #               OpenMP's static split, and the task-parallel suite, against
-#               oneTBB, OpenMP, std::async and serial
+#               oneTBB, OpenMP, std::async and serial; and what a client file
+#               costs to compile, against RcppThread and plain Rcpp
 #   make bench-full  the full R benchmark() (vignette data, README figures)
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
 SHELL := /bin/bash
@@ -73,6 +74,7 @@ bench: cpp-release
 	$(BUILD)/cpp-release/bench_engine 9 --csv bench/results/engine.csv
 	$(BUILD)/cpp-release/bench_loop_anatomy 40
 	$(BUILD)/cpp-release/bench_tasks --reps 3 --csv bench/results/tasks.csv
+	bash bench/compile-cost.sh 3 --csv bench/results/compile-cost.csv
 
 clean:
 	rm -rf $(BUILD) $(LIB) RcppSpool_*.tar.gz RcppSpool.Rcheck

@@ -119,9 +119,10 @@ inline const ApiTable& api()
     if (const ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return *t;
     if (!host::isMainThread())
         throw std::runtime_error(
-            "RcppSpool: this package's first parallel call came from a thread other than R's main thread, before "
-            "RcppSpool's namespace was loaded; add RcppSpool to Imports in the package's DESCRIPTION (and "
-            "importFrom(RcppSpool, availableCores) to NAMESPACE), or call loadNamespace(\"RcppSpool\") first");
+            "RcppSpool: this package first called RcppSpool's runtime (a parallel loop, defaultThreads()) from a "
+            "thread other than R's main thread, before RcppSpool's namespace was loaded; add RcppSpool to Imports "
+            "in the package's DESCRIPTION (and importFrom(RcppSpool, availableCores) to NAMESPACE), or call "
+            "loadNamespace(\"RcppSpool\") first");
     if (const ApiTable* t = api_detail::find(true)) return *t;
     throw std::runtime_error("RcppSpool: the package RcppSpool could not be loaded, or it is older than the "
                              "headers this package was built with (runtime table version " +
