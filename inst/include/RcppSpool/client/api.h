@@ -140,8 +140,10 @@ inline const ApiTable& api()
 //! out here.
 inline void afterBlockingCall()
 {
+#if !defined(RCPPSPOOL_RUNTIME_HERE)  // (else the runtime's state is this file's: done)
     if (!engine::onServiceThread()) return;
     if (auto after = engine::hostHooks().afterBlockingCall) after();
+#endif
 }
 
 //! Throws what `status` (not kOk) reports: the user's interrupt as
