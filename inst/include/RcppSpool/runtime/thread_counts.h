@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "../client/api_table.h"
-#include "status.h"
 #include "../engine/cores.h"
 #include "../engine/runtime.h"
 #include "../host/main_thread.h"
+#include "status.h"
 
 #ifdef RCPPSPOOL_STANDALONE
 #include <cstdio>
@@ -270,42 +270,30 @@ inline void giveWarnings(const std::vector<std::string>& warnings)
 
 namespace runtime {
 
-//! A count, or kInvalidArgument with `prefix` and the error in `message`.
+//! A count computed by `now` (detail::coresNow or threadsNow) into `*out`,
+//! its new warnings given; a bad setting is kInvalidArgument, its message
+//! starting with `prefix`, as the public functions' std::invalid_argument.
 template <class Result>
-int countOrError(const Result& r, std::size_t* out, const char* prefix, char* message, std::size_t size) noexcept
+int countNow(Result (*now)(), const char* prefix, std::size_t* out, char* message, std::size_t size) noexcept
 {
-    if (!r.error.empty()) {
-        report((std::string(prefix) + r.error).c_str(), message, size);
-        return client::kInvalidArgument;
-    }
-    *out = static_cast<std::size_t>(r.count);
-    return client::kOk;
+    return guarded(message, size, [&] {
+        const Result r = now();
+        detail::giveWarnings(r.warnings);
+        if (!r.error.empty()) throw std::invalid_argument(prefix + r.error);
+        *out = static_cast<std::size_t>(r.count);
+    });
 }
 
 //! ApiTable::availableCores.
 inline int availableCores(std::size_t* out, char* message, std::size_t size)
 {
-    try {
-        engine::CoresResult r = detail::coresNow();
-        detail::giveWarnings(r.warnings);
-        return countOrError(r, out, "availableCores(): ", message, size);
-    } catch (const std::exception& e) {
-        report(e.what(), message, size);
-        return client::kFailed;
-    }
+    return countNow(&detail::coresNow, "availableCores(): ", out, message, size);
 }
 
 //! ApiTable::defaultThreads.
 inline int defaultThreads(std::size_t* out, char* message, std::size_t size)
 {
-    try {
-        engine::ThreadsResult r = detail::threadsNow();
-        detail::giveWarnings(r.warnings);
-        return countOrError(r, out, "defaultThreads(): ", message, size);
-    } catch (const std::exception& e) {
-        report(e.what(), message, size);
-        return client::kFailed;
-    }
+    return countNow(&detail::threadsNow, "defaultThreads(): ", out, message, size);
 }
 
 }  // namespace runtime
