@@ -70,7 +70,8 @@
 #'   lines of context). `FALSE`: write the changes.
 #' @return One line per change, `"file: what"`, invisibly (also when
 #'   `dry_run = TRUE`, for the changes it would make). With `dry_run =
-#'   FALSE` they are also shown as a message.
+#'   FALSE` they are also shown as a message. Where code was left, its
+#'   lines (as in the warning) are the attribute `"left"`.
 #' @seealso `vignette("migrating-from-rcppthread")`,
 #'   `vignette("migrating-from-rcppparallel")`, [LdFlags()].
 #' @md
@@ -169,6 +170,7 @@ use_rcppspool <- function(path = ".", from = c("auto", "RcppThread", "RcppParall
     w$left <- left
     class(w) <- c("RcppSpool_migration_left", class(w))
     warning(w)
+    attr(changes, "left") <- left
   }
   invisible(changes)
 }

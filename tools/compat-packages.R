@@ -69,14 +69,8 @@ compat_packages <- list(
 
 migrate_package <- function(dir, lib = NULL) {
   use_rcppspool <- getExportedValue(loadNamespace("RcppSpool", lib.loc = lib), "use_rcppspool")
-  left <- character()
-  changes <- withCallingHandlers(
-    suppressMessages(use_rcppspool(dir, from = "RcppThread", dry_run = FALSE)),
-    RcppSpool_migration_left = function(w) {
-      left <<- c(left, w$left)
-      invokeRestart("muffleWarning")
-    })
-  invisible(c(changes, sub("^([^:]*): ?", "\\1: left: ", left)))
+  changes <- suppressWarnings(suppressMessages(use_rcppspool(dir, from = "RcppThread", dry_run = FALSE)))
+  invisible(c(changes, sub("^([^:]*): ?", "\\1: left: ", attr(changes, "left"))))
 }
 
 # ---------------------------------------------------------------------------

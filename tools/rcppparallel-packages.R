@@ -39,14 +39,8 @@ rcppparallel_packages <- list(
 # could not migrate.
 migrate_rcppparallel_package <- function(dir, lib = NULL) {
   use_rcppspool <- getExportedValue(loadNamespace("RcppSpool", lib.loc = lib), "use_rcppspool")
-  left <- character()
-  changes <- withCallingHandlers(
-    suppressMessages(use_rcppspool(dir, from = "RcppParallel", dry_run = FALSE)),
-    RcppSpool_migration_left = function(w) {
-      left <<- c(left, w$left)
-      invokeRestart("muffleWarning")
-    })
-  c(changes, sub("^([^:]*): ?", "\\1: left: ", left))
+  changes <- suppressWarnings(suppressMessages(use_rcppspool(dir, from = "RcppParallel", dry_run = FALSE)))
+  c(changes, sub("^([^:]*): ?", "\\1: left: ", attr(changes, "left")))
 }
 
 # Installs `dir` into `lib` and runs its examples and tests; a one-row data frame.

@@ -325,8 +325,11 @@ test_that("what it cannot migrate is named in a warning, file and line", {
   writeLines(c("library(RcppThread)", "detectCores()"), file.path(dir, "R", "old.R"))
   dir.create(file.path(dir, "tests"))
   writeLines("stopifnot(RcppThread::detectCores() > 0)", file.path(dir, "tests", "cores.R"))
-  w <- tryCatch(suppressMessages(use_rcppspool(dir, dry_run = FALSE)), RcppSpool_migration_left = function(w) w)
+  w <- tryCatch(capture.output(use_rcppspool(dir)), RcppSpool_migration_left = function(w) w)
   expect_identical(w$left, "tests/cores.R:1: stopifnot(RcppThread::detectCores() > 0)")
+  # The same lines come back with the changes, as their attribute "left".
+  changes <- suppressWarnings(suppressMessages(use_rcppspool(dir, dry_run = FALSE)))
+  expect_identical(attr(changes, "left"), w$left)
   expect_identical(read_file(dir, "R/old.R")[1], "library(RcppSpool)")
 })
 
