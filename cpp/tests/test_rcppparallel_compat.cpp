@@ -3,6 +3,8 @@
 #include <RcppSpool/RcppParallel.h>
 #include <gtest/gtest.h>
 
+#include "platform.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -37,14 +39,10 @@ public:
 private:
     void set(const char* value)
     {
-#if defined(_WIN32)
-        _putenv_s(name_.c_str(), value ? value : "");
-#else
         if (value)
-            setenv(name_.c_str(), value, 1);
+            test_platform::setEnv(name_.c_str(), value);
         else
-            unsetenv(name_.c_str());
-#endif
+            test_platform::unsetEnv(name_.c_str());
     }
     std::string name_;
     std::string old_;
