@@ -49,7 +49,7 @@ void* threadState(int slot)
     case rt::ThreadSlot::frame: return &rs::engine::currentFrame();
     case rt::ThreadSlot::worker: return rt::threadState<rs::engine::Scheduler::WorkerTls, rt::ThreadSlot::worker>();
     case rt::ThreadSlot::outsideToken: return rt::threadState<char, rt::ThreadSlot::outsideToken>();
-    case rt::ThreadSlot::printBuffers: return rt::threadState<rs::RPrinter::Buffers, rt::ThreadSlot::printBuffers>();
+    case rt::ThreadSlot::printBuffers: return rt::threadState<rs::host::PrintBuffers, rt::ThreadSlot::printBuffers>();
     case rt::ThreadSlot::count: break;
     }
     return nullptr;

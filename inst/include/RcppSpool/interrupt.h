@@ -5,6 +5,7 @@
 
 #include <exception>
 
+#include "client/host_calls.h"
 #include "engine/host_hooks.h"
 
 namespace RcppSpool {
@@ -26,8 +27,11 @@ public:
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
 // Wins over the plain variant, whichever file of the shared object runs first.
+// Not into the hooks of the runtime this shared object shares (the
+// runtime's own type is thrown there; a pointer into this shared object
+// would outlive it, were it unloaded).
 RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
-    engine::hostHooks().interruptError = &makeUserInterrupt;
+    if (!engine::runtime::sharedTable()) engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;
 }();
 }  // namespace interrupt_detail
@@ -43,7 +47,8 @@ public:
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
 RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
-    if (!engine::hostHooks().interruptError) engine::hostHooks().interruptError = &makeUserInterrupt;
+    if (!engine::runtime::sharedTable() && !engine::hostHooks().interruptError)
+        engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;
 }();
 }  // namespace interrupt_detail
@@ -56,8 +61,10 @@ RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
 inline bool isInterrupted(bool condition = true)
 {
     if (!condition) return false;
-    if (engine::onServiceThread() && engine::hostHooks().service) engine::hostHooks().service();
-    return engine::interruptRequested();
+    // Off the main thread a flag (a few ns); on it, the runtime's service.
+    if (engine::interruptRequested()) return true;
+    if (!engine::onServiceThread()) return false;
+    return client::interrupted(false);
 }
 
 //! Throws UserInterruptException once the user interrupted (see isInterrupted()).
@@ -65,7 +72,7 @@ inline void checkUserInterrupt(bool condition = true)
 {
     if (isInterrupted(condition)) {
         // Delivered on the main thread: the next call starts afresh.
-        if (engine::onServiceThread()) engine::interruptFlag().store(false, std::memory_order_relaxed);
+        if (engine::onServiceThread()) client::interrupted(true);
         throw UserInterruptException();
     }
 }

@@ -8,11 +8,15 @@
 #include <string>
 #include <utility>
 
+#include "client/host_calls.h"
 #include "engine/future_state.h"
 #include "future.h"
-#include "host/main_calls.h"
 #include "host/main_thread.h"
-#include "output.h"  // the host: callGuarded()
+#ifdef RCPPSPOOL_STANDALONE
+#include "host/standalone.h"  // callGuarded()
+#else
+#include "host/r_guarded.h"
+#endif
 #include "thread_pool.h"
 
 namespace RcppSpool {
@@ -31,7 +35,7 @@ namespace detail {
 
 //! The queued call: `call`, and the state its Future waits on.
 template <class R, class Call>
-struct MainThreadCall final : host::MainCall {
+struct MainThreadCall final : client::MainCall {
     Call call;
     engine::FutureState<R>* state;  // one reference held here
 
@@ -69,14 +73,14 @@ struct MainThreadCall final : host::MainCall {
         else
             state->fail(engine::interruptError());
     }
-    static void runIt(host::MainCall* c)
+    static void runIt(client::MainCall* c)
     {
         auto* self = static_cast<MainThreadCall*>(c);
         self->runHere();
         self->state->release();
         delete self;
     }
-    static void cancelIt(host::MainCall* c)
+    static void cancelIt(client::MainCall* c)
     {
         auto* self = static_cast<MainThreadCall*>(c);
         self->state->cancel();
@@ -135,7 +139,13 @@ auto onMainThread(F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
     }
     auto* state = new engine::FutureState<R>(sched, 2);
     Future<R> future(state);
-    host::postToMainThread(new detail::MainThreadCall<R, Call>(std::move(call), state));
+    auto* queued = new detail::MainThreadCall<R, Call>(std::move(call), state);
+    try {
+        client::postMainCall(queued);
+    } catch (...) {
+        queued->cancel(queued);  // no runtime to queue it in (client/api.h says why)
+        throw;
+    }
     return future;
 }
 

@@ -7,11 +7,8 @@
 #include <sstream>
 #include <string>
 
-#ifdef RCPPSPOOL_STANDALONE
-#include "host/standalone.h"
-#else
-#include "host/r_host.h"
-#endif
+#include "client/host_calls.h"
+#include "host/stream.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -33,79 +30,46 @@ public:
     template <class T>
     RPrinter& operator<<(const T& value)
     {
-        Buffer& b = buffer();
-        b.format << value;
-        commit(b, false);
+        std::ostringstream& f = format();
+        f << value;
+        handOver(f, client::kWritePiece);
         return *this;
     }
 
     //! Manipulators: std::endl, std::flush, std::setw, ...
     RPrinter& operator<<(std::ostream& (*manip)(std::ostream&))
     {
-        Buffer& b = buffer();
-        manip(b.format);
-        commit(b, manip == static_cast<std::ostream& (*)(std::ostream&)>(std::flush) ||
-                      manip == static_cast<std::ostream& (*)(std::ostream&)>(std::endl));
+        std::ostringstream& f = format();
+        manip(f);
+        const bool flush = manip == static_cast<std::ostream& (*)(std::ostream&)>(std::flush) ||
+                           manip == static_cast<std::ostream& (*)(std::ostream&)>(std::endl);
+        handOver(f, flush ? client::kWriteFlush : client::kWritePiece);
         return *this;
     }
 
     //! Hands over the calling thread's unfinished line, if any (as a flush
     //! would). Thread calls it when its function returns, so that text
     //! without a final newline is not lost with the thread.
-    void flushThisThread() const { commit(buffer(), true); }
-
-    // Per thread and stream: `format` formats one `<<` at a time (and keeps
-    // the stream's flags, widths and precision across them); `line` holds
-    // the unfinished line. Only the new piece is searched for a line end, so
-    // a long line built by many `<<` costs linear time, not quadratic.
-    // (Public only because the process's runtime keeps them: src/runtime_owner.h.)
-    struct Buffer {
-        std::ostringstream format;
-        std::string line;
-    };
-    //! A thread's unfinished text on both streams.
-    struct Buffers {
-        Buffer out, err;
-    };
+    void flushThisThread() const { client::writeText(stream_, "", 0, client::kWriteFlush); }
 
 private:
-    RCPPSPOOL_HIDDEN Buffer& buffer() const
+    // Formats one `<<` at a time, per thread and stream; keeps the stream's
+    // flags, widths and precision across them. The lines themselves are the
+    // runtime's (ApiTable::write): only the formatting is this file's code.
+    std::ostringstream& format() const
     {
-        static thread_local Buffers* const mine =
-            engine::runtime::threadState<Buffers, engine::runtime::ThreadSlot::printBuffers>();
+        struct Formats {
+            std::ostringstream out, err;
+        };
+        static thread_local Formats* const mine = engine::runtime::threadLocalObject<Formats>();
         return stream_ == host::Stream::out ? mine->out : mine->err;
     }
 
-    // R's main thread writes at once (the host keeps other threads' lines out
-    // of its unfinished line). Other threads hand over what is complete: up to
-    // the last newline or carriage return, or everything when flushing.
-    void commit(Buffer& b, bool flush) const
+    void handOver(std::ostringstream& f, int kind) const
     {
-        std::string piece = b.format.str();
-        b.format.str(std::string());
-        if (host::isOutputThread()) {
-            host::writeFromMain(stream_, piece);
-            return;
-        }
-        // How much of the piece completes the thread's line (none: keep it).
-        const std::size_t lineEnd = piece.find_last_of("\r\n");
-        const std::size_t cut = flush ? piece.size() : lineEnd == std::string::npos ? 0 : lineEnd + 1;
-        if (cut == 0 && !flush) {
-            b.line += piece;
-            return;
-        }
-        if (b.line.empty()) {
-            if (cut == piece.size()) {
-                if (cut > 0) host::deliverLines(stream_, piece);  // the usual case: no copy
-                return;
-            }
-            host::deliverLines(stream_, piece.substr(0, cut));
-        } else {
-            b.line.append(piece, 0, cut);
-            host::deliverLines(stream_, b.line);
-            b.line.clear();
-        }
-        b.line.append(piece, cut, std::string::npos);
+        const std::string piece = f.str();
+        f.str(std::string());
+        client::writeText(stream_, piece.data(), piece.size(), kind);
     }
 
     host::Stream stream_;

@@ -55,10 +55,10 @@
 #include <utility>
 #include <vector>
 
+#include "client/host_calls.h"
 #include "output.h"
 #ifndef RCPPSPOOL_STANDALONE
 #include "host/cli_progress.h"
-#include "host/main_calls.h"
 #endif
 
 namespace RcppSpool {
@@ -150,41 +150,6 @@ inline host::Stream streamOf(const RPrinter& printer) noexcept
     return &printer == &Rcerr ? host::Stream::err : host::Stream::out;
 }
 
-#ifndef RCPPSPOOL_STANDALONE
-//! The progress objects alive in this shared object, for R's main thread to
-//! draw when it is serviced. A plain vector under a mutex: objects come and
-//! go rarely, the main thread walks it at most every 10 ms.
-class Registry {
-public:
-    //! Registers a new object and installs the host's redraw hook.
-    inline void add(ProgressPrinter* p);
-    //! Unregisters an object (from its destructor, on any thread): once this
-    //! returns, the main thread no longer draws it. The last one out
-    //! uninstalls the hook.
-    inline void remove(ProgressPrinter* p);
-    //! Draws what is due (main thread only; elsewhere it does nothing).
-    inline void drawAll();
-
-private:
-    std::mutex m_;
-    std::vector<ProgressPrinter*> items_;
-};
-
-//! Never destroyed: a progress object that outlives static destruction
-//! (a global one) can still leave it.
-struct RegistryHolder {
-    Registry* registry = new Registry();
-};
-RCPPSPOOL_HIDDEN inline Registry& registry()
-{
-    static Registry* const r =
-        engine::runtime::state<RegistryHolder, engine::runtime::Slot::progress>()->registry;
-    return *r;
-}
-
-//! The host's redraw hook while progress objects exist.
-inline void drawRegistered() { registry().drawAll(); }
-#endif
 
 }  // namespace progress_detail
 
@@ -226,7 +191,7 @@ public:
     virtual ~ProgressPrinter()
     {
 #ifndef RCPPSPOOL_STANDALONE
-        progress_detail::registry().remove(this);
+        client::registerProgress(false, this, &drawDue);
         if (cli_.load(std::memory_order_relaxed)) {
             finishCli();
             return;
@@ -239,13 +204,7 @@ public:
             if (c == 0 || c < numIt_) return;  // unfinished (error, interrupt): as RcppThread, no final line
             std::string text = render(c, true, progress_detail::preciseNowNs());
             isDone_.store(true, std::memory_order_relaxed);
-#ifndef RCPPSPOOL_STANDALONE
-            if (!host::isMainThread()) {
-                host::outputQueue().add(stream_.load(std::memory_order_relaxed), std::move(text));
-                return;
-            }
-#endif
-            emit(text);
+            emit(text);  // (from a worker in R: queued for the main thread)
         } catch (...) {
             // a destructor must not throw; losing a line is the lesser evil
         }
@@ -332,7 +291,7 @@ protected:
     {
         nextDrawNs_.store(startNs_ + periodNs_, std::memory_order_relaxed);
 #ifndef RCPPSPOOL_STANDALONE
-        progress_detail::registry().add(this);
+        client::registerProgress(true, this, &drawDue);
 #endif
     }
 
@@ -390,7 +349,14 @@ protected:
 
 private:
 #ifndef RCPPSPOOL_STANDALONE
-    friend class progress_detail::Registry;
+    //! What R's main thread calls when it is serviced (see ApiTable::registerProgress).
+    static void drawDue(void* self)
+    {
+        auto* p = static_cast<ProgressPrinter*>(self);
+        if (p->isDone_.load(std::memory_order_relaxed)) return;
+        std::lock_guard<std::mutex> lk(p->drawMutex_);
+        p->drawLocked(progress_detail::preciseNowNs());
+    }
 #endif
 
     static std::int64_t periodToNs(double secs) noexcept
@@ -494,12 +460,12 @@ private:
             if (!cliBar_) return;  // nothing was drawn (cli shows nothing for quick work either)
             const std::size_t c = it_.load(std::memory_order_acquire);
             const bool complete = c >= numIt_ && !isDone_.load(std::memory_order_relaxed);
-            struct Finish final : host::MainCall {
+            struct Finish final : client::MainCall {
                 std::unique_ptr<host::CliBar> bar;
                 std::size_t total;
                 std::string name;
                 bool complete;
-                static void runIt(host::MainCall* m)
+                static void runIt(client::MainCall* m)
                 {
                     std::unique_ptr<Finish> self(static_cast<Finish*>(m));
                     if (self->complete)
@@ -517,21 +483,21 @@ private:
             if (host::isMainThread())
                 Finish::runIt(f.release());
             else
-                host::postToMainThread(f.release());
+                client::postMainCall(f.release());
         } catch (...) {
             // a destructor must not throw; an unfinished bar is the lesser evil
         }
     }
 #endif
 
-    //! Writes a drawn line (main thread in R): first the lines workers
-    //! completed before it, then the line itself. It bypasses RPrinter's
-    //! "unfinished main-thread line" bookkeeping on purpose: a progress line
-    //! is transient and must not hold back the output of workers.
+    //! Writes a drawn line (in R, on the main thread: first the lines workers
+    //! completed before it, then the line itself; elsewhere it is queued
+    //! whole). It bypasses RPrinter's bookkeeping of unfinished lines on
+    //! purpose: a progress line is transient and must not hold back the
+    //! output of workers.
     void emit(const std::string& text)
     {
-        host::releaseOutput();
-        host::write(stream_.load(std::memory_order_relaxed), text);
+        client::writeText(stream_.load(std::memory_order_relaxed), text.data(), text.size(), client::kWriteWhole);
     }
 
     //! "100% (done)" or "37%  (~2s remaining)", with the elapsed time if
@@ -631,41 +597,6 @@ public:
     }
 };
 
-#ifndef RCPPSPOOL_STANDALONE
-namespace progress_detail {
-
-inline void Registry::add(ProgressPrinter* p)
-{
-    std::lock_guard<std::mutex> lk(m_);
-    items_.push_back(p);
-    host::redrawHook().store(&drawRegistered, std::memory_order_release);
-}
-
-inline void Registry::remove(ProgressPrinter* p)
-{
-    std::lock_guard<std::mutex> lk(m_);
-    items_.erase(std::remove(items_.begin(), items_.end(), p), items_.end());
-    if (items_.empty()) {
-        host::RedrawFn ours = &drawRegistered;
-        host::redrawHook().compare_exchange_strong(ours, nullptr, std::memory_order_acq_rel);
-    }
-}
-
-inline void Registry::drawAll()
-{
-    if (!host::isMainThread()) return;
-    std::lock_guard<std::mutex> lk(m_);
-    if (items_.empty()) return;
-    const std::int64_t now = preciseNowNs();
-    for (ProgressPrinter* p : items_) {
-        if (p->isDone_.load(std::memory_order_relaxed)) continue;
-        std::lock_guard<std::mutex> plk(p->drawMutex_);
-        p->drawLocked(now);
-    }
-}
-
-}  // namespace progress_detail
-#endif
 
 }  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

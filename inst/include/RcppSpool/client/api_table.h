@@ -43,6 +43,28 @@ constexpr std::size_t kAutoThreads = static_cast<std::size_t>(-1);
 //! keeps the exception). Called concurrently from several threads.
 using RangeFn = int (*)(void* self, std::ptrdiff_t begin, std::ptrdiff_t end);
 
+//! A call that another thread hands to R's main thread (onMainThread()): its
+//! functions are the client's code, and each completes and frees the call.
+//! The runtime links queued calls through `next` and keeps `forkGeneration`;
+//! the client leaves both alone. C layout: it crosses shared objects.
+struct MainCall {
+    void (*run)(MainCall*) = nullptr;     //!< on the main thread: run, complete, free
+    void (*cancel)(MainCall*) = nullptr;  //!< not run (an interrupt, a fork): complete as such, free
+    MainCall* next = nullptr;             //!< the runtime's
+    unsigned forkGeneration = 0;          //!< the runtime's
+};
+
+//! How ApiTable::write hands text over.
+enum WriteKind : int {
+    kWritePiece = 0,  //!< what one `<<` formatted: complete lines go, the rest waits for its line's end
+    kWriteFlush = 1,  //!< the same, and the thread's unfinished line goes too (std::flush, std::endl)
+    kWriteWhole = 2,  //!< text that is not part of the thread's lines (a progress bar's redraw)
+};
+
+//! A progress object's drawing (of what is due), called by R's main thread
+//! when it is serviced (at least every 10 ms while it waits).
+using DrawFn = void (*)(void* self);
+
 //! The runtime's entry points. C layout: it crosses shared objects.
 struct ApiTable {
     std::uint32_t version;  //!< kApiVersion of the runtime
@@ -60,10 +82,31 @@ struct ApiTable {
     int (*availableCores)(std::size_t* out, char* message, std::size_t messageSize);
     //! defaultThreads() into `*out`; kInvalidArgument for a bad setting.
     int (*defaultThreads)(std::size_t* out, char* message, std::size_t messageSize);
+
+    // -- version 2: the host's services (R's console, its interrupt, its main thread) --
+    //! Rcout (stream 0) and Rcerr (1), from any thread: `size` bytes of
+    //! text, handed over as `kind` (a WriteKind) says. On R's main thread
+    //! the text is written at once, after the lines other threads completed;
+    //! elsewhere each thread's lines are queued whole for the main thread.
+    void (*write)(int stream, const char* text, std::size_t size, int kind);
+    //! 1 once the user interrupted, else 0; on R's main thread it asks R
+    //! first (the main thread is serviced). `consume`, on the main thread:
+    //! the interrupt is being reported, so the next call starts afresh.
+    int (*interrupted)(int consume);
+    //! What R's main thread does while it waits (blockingCallEnds 0:
+    //! release output, draw progress, poll the interrupt, run main-thread
+    //! calls) or when a blocking call returns (1). Main thread only.
+    void (*serviceMainThread)(int blockingCallEnds);
+    //! Queues `call` for R's main thread and wakes it. In a process without
+    //! a main thread to serve (plain C++) it runs at once.
+    void (*postMainCall)(MainCall* call);
+    //! Registers (`add` 1) a progress object for the main thread to draw,
+    //! or unregisters it (0): once that returns, `draw` is not called again.
+    void (*registerProgress)(int add, void* self, DrawFn draw);
 };
 
 //! The version of the table these headers know.
-constexpr std::uint32_t kApiVersion = 1;
+constexpr std::uint32_t kApiVersion = 2;
 
 }  // namespace client
 }  // namespace RCPPSPOOL_ABI

@@ -7,7 +7,8 @@
 #include <string>
 
 #include "r_api.h"
-#include "r_host.h"
+#include "main_thread.h"
+#include "r_guarded.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "../client/api_table.h"
 #include "../engine/fork_guard.h"
 #include "../engine/host_hooks.h"
 #include "../engine/runtime.h"
@@ -14,15 +15,10 @@ namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace host {
 
-//! One call waiting for the main thread. Its functions are plain pointers
-//! (the call's code is in the shared object of the package that made it;
-//! the queue may be another's), and it frees itself in either of them.
-struct MainCall {
-    void (*run)(MainCall*) = nullptr;     //!< on the main thread: run, complete, free
-    void (*cancel)(MainCall*) = nullptr;  //!< not run (an interrupt): complete as such, free
-    MainCall* next = nullptr;
-    unsigned forkGeneration = 0;          //!< made in this process, not a parent
-};
+//! One call waiting for the main thread: a C struct of the table's
+//! (client/api_table.h), since the call's code is in the shared object of
+//! the package that made it and the queue is the runtime's.
+using MainCall = client::MainCall;
 
 //! The calls made and not yet taken by the main thread, first in first out
 //! (so a thread's calls run in the order it made them). Process-wide (one

@@ -9,12 +9,11 @@
 #include <vector>
 
 #include "../engine/runtime.h"
+#include "stream.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace host {
-
-enum class Stream { out, err };
 
 //! Complete lines from worker threads, in the order they were completed,
 //! until the main thread releases them.

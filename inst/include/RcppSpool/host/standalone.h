@@ -33,6 +33,9 @@ inline void writeFromMain(Stream s, const std::string& text) { write(s, text); }
 //! Complete lines of any thread are written at once.
 inline void deliverLines(Stream s, const std::string& lines) { write(s, lines); }
 
+//! Text that is not part of a thread's lines (a progress line): written at once.
+inline void writeWhole(Stream s, const std::string& text) { write(s, text); }
+
 //! Nothing to release: text is written as it completes.
 inline void releaseOutput() {}
 

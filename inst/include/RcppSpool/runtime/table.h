@@ -5,6 +5,7 @@
 #include "../abi.h"
 
 #include "../client/api_table.h"
+#include "host_entries.h"
 #include "loop_entries.h"
 #include "thread_counts.h"
 
@@ -16,7 +17,8 @@ namespace runtime {
 RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
 {
     static const client::ApiTable table{client::kApiVersion, sizeof(client::ApiTable), &parallelFor, &availableCores,
-                                        &defaultThreads};
+                                        &defaultThreads, &write, &interrupted, &serviceMainThread,
+                                        &postMainCall, &registerProgress};
     return table;
 }
 
