@@ -27,10 +27,11 @@ public:
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
 // Wins over the plain variant, whichever file of the shared object runs first.
-// Not into the hooks of the runtime this shared object shares (the
-// runtime's own type is thrown there; a pointer into this shared object
-// would outlive it, were it unloaded).
+// This shared object's own; into the host's hooks only where they are not
+// the runtime's shared ones (a pointer into this shared object would
+// outlive it there, were it unloaded).
 RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
+    engine::localHooks().interruptError = &makeUserInterrupt;
     if (!engine::runtime::sharedTable()) engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;
 }();
@@ -47,6 +48,7 @@ public:
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
 RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
+    if (!engine::localHooks().interruptError) engine::localHooks().interruptError = &makeUserInterrupt;
     if (!engine::runtime::sharedTable() && !engine::hostHooks().interruptError)
         engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;

@@ -89,9 +89,23 @@ public:
     const char* what() const noexcept override { return kInterruptMessage; }
 };
 
+//! This shared object's own maker of the interrupt's exception (its
+//! UserInterruptException, installed by interrupt.h): never shared, so that
+//! each package throws its own type (with Rcpp's interrupt as a base where
+//! it includes Rcpp), whoever's runtime saw the interrupt.
+struct LocalHooks {
+    std::exception_ptr (*interruptError)() = nullptr;
+};
+RCPPSPOOL_HIDDEN inline LocalHooks& localHooks() noexcept
+{
+    static LocalHooks hooks;
+    return hooks;
+}
+
 //! The exception to throw for the user's interrupt.
 inline std::exception_ptr interruptError()
 {
+    if (auto f = localHooks().interruptError) return f();
     if (auto f = hostHooks().interruptError) return f();
     return std::make_exception_ptr(Interrupted());
 }
