@@ -163,6 +163,23 @@ void printLater(std::string text)
     RcppSpool::push([text] { RcppSpool::Rcout << text << "\n"; });
 }
 
+// The host's services from loop bodies: lines printed by workers (each
+// built by several <<), a progress counter drawn by R's main thread while it
+// waits, calls handed to R's main thread, interrupt checks.
+// [[Rcpp::export]]
+double hostCalls(int n)
+{
+    std::atomic<long> sum{0};
+    RcppSpool::ProgressCounter progress(static_cast<std::size_t>(n), 0.001, "progress: ");
+    RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) {
+        RcppSpool::checkUserInterrupt();
+        RcppSpool::Rcout << "line " << i << " of " << n << "\n";
+        sum += RcppSpool::onMainThread([i] { return static_cast<long>(Rf_length(Rf_ScalarInteger(1))) + static_cast<long>(i); }).get();
+        ++progress;
+    });
+    return static_cast<double>(sum.load());
+}
+
 // R's main thread waits about `ms` milliseconds in a blocking call.
 // [[Rcpp::export]]
 void waitAWhile(double ms)
@@ -189,7 +206,7 @@ write_client <- function(dir, name, include = NULL, imports = TRUE) {
                if (imports) "Imports: Rcpp, RcppSpool" else "Imports: Rcpp", "LinkingTo: Rcpp, RcppSpool"),
              file.path(pkg, "DESCRIPTION"))
   writeLines(c(sprintf("useDynLib(%s, .registration = TRUE)", name), "importFrom(Rcpp, evalCpp)",
-               if (imports) "import(RcppSpool)", "export(info, sumLoop, sumLoopOnThread, outer, outerMain, printLater, waitAWhile)"),
+               if (imports) "import(RcppSpool)", "export(info, sumLoop, sumLoopOnThread, outer, outerMain, printLater, waitAWhile, hostCalls)"),
              file.path(pkg, "NAMESPACE"))
   writeLines(c("CXX_STD = CXX17",
                if (!is.null(include)) paste0("PKG_CPPFLAGS = -I", include)),
@@ -229,6 +246,10 @@ other_version_headers <- function(dir, name = "include-v2", lender_version = NUL
   edit("engine/scheduler.h", "class Scheduler {", "\n    char addedInVersion2_[4096] = {};")
   edit("thread_pool.h", "class ThreadPool {", "\n    char addedInVersion2_[256] = {};")
   edit("engine/context.h", "class Context {", "\n    char addedInVersion2_[64] = {};")
+  # The host's state: the runtime's alone since table version 2.
+  edit("host/output_queue.h", "class OutputQueue {", "\n    char addedInVersion2_[128] = {};")
+  edit("host/main_calls.h", "class MainCallQueue {", "\n    char addedInVersion2_[128] = {};")
+  edit("runtime/progress_registry.h", "class Registry {", "\n    char addedInVersion2_[128] = {};")
   if (!is.null(lender_version)) {
     path <- file.path(inc, "RcppSpool", "host", "r_runtime.h")
     x <- readLines(path)
@@ -453,8 +474,11 @@ test_that("a package built against runtime classes of another layout, with the s
   # parallelReduce, nested in spoolA's loops and the other way round) are the
   # runtime's code, reached through the table of client/api_table.h: they
   # touch none of those layouts, in either load order, with one set of
-  # workers. (Its other calls, ThreadPool's and async()'s, still compile the
-  # engine inline: they are not called here.)
+  # workers. So are the host's services (its output queue, main-thread
+  # queue and progress registry have a member more too): lines printed by
+  # its loop bodies, a progress counter, calls for R's main thread. (Its
+  # other calls, ThreadPool's and async()'s, still compile the engine
+  # inline: they are not called here.)
   for (order in list(c("spoolS", "spoolA"), c("spoolA", "spoolS"))) {
     res <- callr::r(function(order) {
       threads <- function() length(list.files("/proc/self/task"))
@@ -465,6 +489,7 @@ test_that("a package built against runtime classes of another layout, with the s
       list(s = ns("spoolS")$sumLoop(100000L), s_thread = ns("spoolS")$sumLoopOnThread(100000L),
            a = ns("spoolA")$sumLoop(100000L),
            sa = ns("spoolS")$outer("spoolA", 6L, 20L, 0.2), as = ns("spoolA")$outer("spoolS", 6L, 20L, 0.2),
+           host_out = utils::capture.output(host <- ns("spoolS")$hostCalls(200L)), host = host,
            added = threads() - before, cores = as.integer(RcppSpool::availableCores()))
     }, args = list(order = order), libpath = child_lib)
     info <- paste(order, collapse = ", ")
@@ -475,6 +500,10 @@ test_that("a package built against runtime classes of another layout, with the s
     expect_equal(res$as$total, 6 * sum(0:19), info = info)
     expect_lte(res$sa$maxActive, res$cores)
     expect_lte(res$as$maxActive, res$cores)
+    expect_equal(res$host, 200 + sum(0:199), info = info)
+    lines <- grep("^line ", res$host_out, value = TRUE)
+    expect_setequal(lines, sprintf("line %d of 200", 0:199))
+    expect_true(any(grepl("progress: 100% (done)", res$host_out, fixed = TRUE)), info = paste(res$host_out, collapse = "\n"))
     # One set of workers: the runtime's, started for the first loop.
     expect_lte(res$added, res$cores, label = info)
   }
