@@ -56,7 +56,7 @@ private:
     // Formats one `<<` at a time, per thread and stream; keeps the stream's
     // flags, widths and precision across them. The lines themselves are the
     // runtime's (ApiTable::write): only the formatting is this file's code.
-    std::ostringstream& format() const
+    RCPPSPOOL_HIDDEN std::ostringstream& format() const
     {
         struct Formats {
             std::ostringstream out, err;

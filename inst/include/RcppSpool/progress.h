@@ -8,9 +8,10 @@
 //
 // In R only the main thread draws: when it increments itself, and while it
 // waits in (or takes part in) a blocking call of this library, through the
-// host's redraw hook (host::service(), at least every 10 ms, and
-// host::afterBlockingCall()). Every live progress object is in a registry
-// (a vector under a mutex) that the hook walks; an object leaves it in its
+// host's redraw hook (the runtime's service, at least every 10 ms, and the
+// end of a blocking call). Every live progress object is in the runtime's
+// registry (runtime/progress_registry.h: each object with its drawing
+// function, this file's drawDue()), which the hook walks; an object leaves it in its
 // destructor, before anything it owns is destroyed, so the main thread never
 // touches a destroyed object. When the last increment happens on a worker,
 // the main thread draws the final line at its next service, at the end of the

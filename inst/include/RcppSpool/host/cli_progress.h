@@ -31,7 +31,7 @@ public:
     }
 
     //! True when the cli package can be loaded (asked once).
-    static bool cliInstalled()
+    RCPPSPOOL_HIDDEN static bool cliInstalled()
     {
         static const bool installed = [] {
             SEXP pkg = PROTECT(Rf_mkString("cli"));

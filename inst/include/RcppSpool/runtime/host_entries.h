@@ -41,7 +41,7 @@ struct PrintBuffers {
 namespace runtime {
 namespace host_detail {
 
-inline std::string& unfinishedLine(host::Stream s)
+RCPPSPOOL_HIDDEN inline std::string& unfinishedLine(host::Stream s)
 {
     static thread_local host::PrintBuffers* const mine =
         engine::runtime::threadState<host::PrintBuffers, engine::runtime::ThreadSlot::printBuffers>();
