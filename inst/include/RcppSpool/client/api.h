@@ -131,21 +131,6 @@ inline const ApiTable& api()
 
 #endif
 
-//! What ends a blocking call through the table on the host's service
-//! thread (R's main thread): this shared object's host releases its output
-//! and draws its progress. Where the client shares the runtime's state the
-//! runtime has done so already (a second time costs a look at an empty
-//! queue); where it keeps state of its own (a package with LinkingTo only,
-//! loaded before RcppSpool's namespace), lines its loop bodies wrote come
-//! out here.
-inline void afterBlockingCall()
-{
-#if !defined(RCPPSPOOL_RUNTIME_HERE)  // (else the runtime's state is this file's: done)
-    if (!engine::onServiceThread()) return;
-    if (auto after = engine::hostHooks().afterBlockingCall) after();
-#endif
-}
-
 //! Throws what `status` (not kOk) reports: the user's interrupt as
 //! UserInterruptException, kInvalidArgument as std::invalid_argument, the
 //! rest as std::runtime_error, with `message`.
