@@ -31,13 +31,7 @@ void* state(int slot)
     case rt::Slot::cancelEpoch: return rt::state<std::atomic<unsigned>, rt::Slot::cancelEpoch>();
     case rt::Slot::forkGeneration: return &rs::engine::forkGenerationCounter();
     case rt::Slot::globalPool: return &rs::ThreadPool::globalInstance();
-    case rt::Slot::outputQueue: return &rs::host::outputQueue();
-    case rt::Slot::redrawHook: return &rs::host::redrawHook();
-    case rt::Slot::mainLineOpen: return rt::state<rs::host::MainLines, rt::Slot::mainLineOpen>();
-    case rt::Slot::progress: return rt::state<rs::progress_detail::RegistryHolder, rt::Slot::progress>();
-    case rt::Slot::settings: return &rs::detail::settingsCache();
     case rt::Slot::serviceRequests: return &rs::engine::serviceRequests();
-    case rt::Slot::mainCalls: return &rs::host::mainCalls();
     case rt::Slot::count: break;
     }
     return nullptr;
@@ -49,7 +43,6 @@ void* threadState(int slot)
     case rt::ThreadSlot::frame: return &rs::engine::currentFrame();
     case rt::ThreadSlot::worker: return rt::threadState<rs::engine::Scheduler::WorkerTls, rt::ThreadSlot::worker>();
     case rt::ThreadSlot::outsideToken: return rt::threadState<char, rt::ThreadSlot::outsideToken>();
-    case rt::ThreadSlot::printBuffers: return rt::threadState<rs::host::PrintBuffers, rt::ThreadSlot::printBuffers>();
     case rt::ThreadSlot::count: break;
     }
     return nullptr;

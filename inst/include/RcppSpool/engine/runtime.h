@@ -26,21 +26,17 @@ namespace runtime {
 //! The pieces of process-wide state. Every function of the headers that
 //! keeps state for the whole process (marked RCPPSPOOL_HIDDEN) gets it here,
 //! so that all packages of one ABI version share one copy: one global pool
-//! and its workers, one interrupt flag, one output queue, one set of thread
-//! settings. The order is part of the ABI: append, and bump the version.
+//! and its workers, one interrupt flag, what each thread runs. (The host's
+//! state and the thread settings are the runtime's alone: clients reach
+//! them through its table, client/api_table.h.) The order is part of the
+//! ABI: append, and bump the version.
 enum class Slot : int {
     hostHooks,       //!< engine::HostHooks
     interruptFlag,   //!< std::atomic<bool>
     cancelEpoch,     //!< std::atomic<unsigned> (Context::cancelled()'s shortcut)
     forkGeneration,  //!< std::atomic<unsigned>
     globalPool,      //!< ThreadPool
-    outputQueue,     //!< host::OutputQueue (R host)
-    redrawHook,      //!< std::atomic<host::RedrawFn> (R host)
-    mainLineOpen,    //!< bool[2] (R host)
-    progress,        //!< progress_detail::Registry (R host)
-    settings,        //!< detail::SettingsCache
     serviceRequests, //!< engine::ServiceRequests (since ABI 3)
-    mainCalls,       //!< host::MainCallQueue (R host; since ABI 3)
     count
 };
 
@@ -49,7 +45,6 @@ enum class ThreadSlot : int {
     frame,          //!< engine::Frame* (what the thread runs)
     worker,         //!< engine::WorkerTls (whose worker the thread is)
     outsideToken,   //!< char (the thread's identity among live threads)
-    printBuffers,   //!< RPrinter::Buffers (unfinished lines)
     count
 };
 

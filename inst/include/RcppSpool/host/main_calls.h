@@ -66,26 +66,12 @@ private:
 
 RCPPSPOOL_HIDDEN inline MainCallQueue& mainCalls()
 {
-    static MainCallQueue* const q = engine::runtime::state<MainCallQueue, engine::runtime::Slot::mainCalls>();
-    return *q;
+    static MainCallQueue q;
+    return q;
 }
 
-//! Hands `c` to the main thread: queues it in mainCalls(), or, in a borrower
-//! of another ABI version, in its lender's queue (as an opaque unit), which
-//! whichever package waits on the main thread serves.
-inline void postToMainThread(MainCall* c)
-{
-    if (const engine::ThreadLender* l = engine::runtime::threadLender()) {
-        if (l->host.postMainCall) {
-            l->host.postMainCall(l->self, [](void* p, int dropped) {
-                auto* m = static_cast<MainCall*>(p);
-                (dropped ? m->cancel : m->run)(m);
-            }, c);
-            return;
-        }
-    }
-    mainCalls().post(c);
-}
+//! Hands `c` to the main thread (the runtime's queue).
+inline void postToMainThread(MainCall* c) { mainCalls().post(c); }
 
 }  // namespace host
 }  // namespace RCPPSPOOL_ABI

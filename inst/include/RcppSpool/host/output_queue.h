@@ -46,8 +46,8 @@ private:
 
 RCPPSPOOL_HIDDEN inline OutputQueue& outputQueue()
 {
-    static OutputQueue* const q = engine::runtime::state<OutputQueue, engine::runtime::Slot::outputQueue>();
-    return *q;
+    static OutputQueue q;
+    return q;
 }
 
 }  // namespace host

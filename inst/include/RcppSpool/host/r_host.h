@@ -1,4 +1,7 @@
 // The host for R: only R's main thread may call R; it is serviced while it waits.
+// Compiled in the runtime only (RcppSpool's shared library): clients reach it
+// through the table (client/host_calls.h). The runtime never borrows, so
+// nothing here forwards to a lender; it serves borrowers (engine/lending.h).
 #pragma once
 
 #include "../abi.h"
@@ -62,8 +65,8 @@ struct MainLines {
 };
 RCPPSPOOL_HIDDEN inline bool& mainLineOpen(Stream s)
 {
-    static MainLines* const lines = engine::runtime::state<MainLines, engine::runtime::Slot::mainLineOpen>();
-    return lines->open[s == Stream::out ? 0 : 1];
+    static MainLines lines;
+    return lines.open[s == Stream::out ? 0 : 1];
 }
 
 //! Writes what other threads queued (main thread only), except on a stream
@@ -74,10 +77,6 @@ inline void releaseOutput(bool holdOut = false, bool holdErr = false)
     holdOut = holdOut || mainLineOpen(Stream::out);
     holdErr = holdErr || mainLineOpen(Stream::err);
     for (auto& item : outputQueue().take(holdOut, holdErr)) write(item.first, item.second);
-    // A borrower of another ABI version: its threads' lines went to the
-    // lender's queue (deliverLines()).
-    if (const engine::ThreadLender* l = engine::runtime::threadLender())
-        if (l->host.releaseOutput) l->host.releaseOutput(l->self, holdOut, holdErr);
 }
 
 //! Text from the main thread: written at once, after the lines other threads
@@ -93,14 +92,7 @@ inline void writeFromMain(Stream s, const std::string& text)
 }
 
 //! Complete lines from another thread: queued for the main thread.
-//! In a borrower of another ABI version they go to the lender's queue, so
-//! that whichever package's wait comes first on R's main thread prints them.
-inline void deliverLines(Stream s, std::string lines)
-{
-    if (const engine::ThreadLender* l = engine::runtime::threadLender())
-        if (l->host.deliverLines) return l->host.deliverLines(l->self, s == Stream::out ? 0 : 1, lines.data(), lines.size());
-    outputQueue().add(s, std::move(lines));
-}
+inline void deliverLines(Stream s, std::string lines) { outputQueue().add(s, std::move(lines)); }
 
 //! Text that is not part of a thread's lines (a progress line, redrawn in
 //! place): from the main thread written at once, after the lines other
@@ -118,8 +110,8 @@ inline void writeWhole(Stream s, std::string text)
 using RedrawFn = void (*)();
 RCPPSPOOL_HIDDEN inline std::atomic<RedrawFn>& redrawHook()
 {
-    static std::atomic<RedrawFn>* const hook = engine::runtime::state<std::atomic<RedrawFn>, engine::runtime::Slot::redrawHook>();
-    return *hook;
+    static std::atomic<RedrawFn> hook{nullptr};
+    return hook;
 }
 
 
@@ -127,10 +119,6 @@ RCPPSPOOL_HIDDEN inline std::atomic<RedrawFn>& redrawHook()
 //! handed to the main thread (RcppSpool::onMainThread()).
 inline void runMainCalls()
 {
-    // A borrower of another ABI version: its threads' calls went to the
-    // lender's queue (postToMainThread()).
-    if (const engine::ThreadLender* l = engine::runtime::threadLender())
-        if (l->host.runMainCalls) l->host.runMainCalls(l->self);
     if (mainCalls().size() == 0) return;
     engine::serviceRequests().pending.store(false, std::memory_order_seq_cst);
     while (MainCall* c = mainCalls().take()) {

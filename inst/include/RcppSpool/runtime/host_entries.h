@@ -25,15 +25,9 @@ namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace host {
 
-//! A thread's unfinished line on each stream. (The format streams are what
-//! clients before table version 2 used, with these lines, through the
-//! shared state: its layout stays while the ABI version does.)
+//! A thread's unfinished line on each stream.
 struct PrintBuffers {
-    struct Buffer {
-        std::ostringstream format;
-        std::string line;
-    };
-    Buffer out, err;
+    std::string out, err;
 };
 
 }  // namespace host
@@ -43,9 +37,9 @@ namespace host_detail {
 
 RCPPSPOOL_HIDDEN inline std::string& unfinishedLine(host::Stream s)
 {
-    static thread_local host::PrintBuffers* const mine =
-        engine::runtime::threadState<host::PrintBuffers, engine::runtime::ThreadSlot::printBuffers>();
-    return s == host::Stream::out ? mine->out.line : mine->err.line;
+    // The runtime's alone (clients hand text over through the table).
+    static thread_local host::PrintBuffers* const mine = engine::runtime::threadLocalObject<host::PrintBuffers>();
+    return s == host::Stream::out ? mine->out : mine->err;
 }
 
 //! A `<<`'s text: R's main thread writes at once (the host keeps other

@@ -41,15 +41,11 @@ private:
     std::vector<Item> items_;
 };
 
-//! Never destroyed: a progress object that outlives static destruction
-//! (a global one) can still leave it.
-struct RegistryHolder {
-    Registry* registry = new Registry();
-};
+//! The runtime's registry. Never destroyed: a progress object that outlives
+//! static destruction (a global one) can still leave it.
 RCPPSPOOL_HIDDEN inline Registry& registry()
 {
-    static Registry* const r =
-        engine::runtime::state<RegistryHolder, engine::runtime::Slot::progress>()->registry;
+    static Registry* const r = new Registry();
     return *r;
 }
 

@@ -150,8 +150,8 @@ struct SettingsCache {
 
 RCPPSPOOL_HIDDEN inline SettingsCache& settingsCache()
 {
-    static SettingsCache* const cache = engine::runtime::state<SettingsCache, engine::runtime::Slot::settings>();
-    return *cache;
+    static SettingsCache cache;  // the runtime's: clients ask through the table
+    return cache;
 }
 
 inline void remember(std::atomic<long long>& slot, std::string& errorSlot, long long count, const std::string& error)
