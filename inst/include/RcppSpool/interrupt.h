@@ -26,13 +26,10 @@ public:
 };
 namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
-// Wins over the plain variant, whichever file of the shared object runs first.
-// This shared object's own; into the host's hooks only where they are not
-// the runtime's shared ones (a pointer into this shared object would
-// outlive it there, were it unloaded).
+// Wins over the plain variant, whichever file of the shared object runs
+// first. This shared object's own (engine::localHooks()), never shared.
 RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
     engine::localHooks().interruptError = &makeUserInterrupt;
-    if (!engine::runtime::sharedTable()) engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;
 }();
 }  // namespace interrupt_detail
@@ -49,8 +46,6 @@ namespace interrupt_detail {
 inline std::exception_ptr makeUserInterrupt() { return std::make_exception_ptr(UserInterruptException()); }
 RCPPSPOOL_HIDDEN inline const bool interruptErrorInstalled = [] {
     if (!engine::localHooks().interruptError) engine::localHooks().interruptError = &makeUserInterrupt;
-    if (!engine::runtime::sharedTable() && !engine::hostHooks().interruptError)
-        engine::hostHooks().interruptError = &makeUserInterrupt;
     return true;
 }();
 }  // namespace interrupt_detail

@@ -22,9 +22,6 @@ struct HostHooks {
     bool (*isServiceThread)() = nullptr;  //!< true on the thread that must be serviced
     void (*service)() = nullptr;          //!< release output, poll interrupts, draw progress
     void (*afterBlockingCall)() = nullptr;  //!< a blocking call on the service thread ends
-    //! The exception that reports the user's interrupt (the public API's
-    //! UserInterruptException, which in R is also Rcpp's interrupt).
-    std::exception_ptr (*interruptError)() = nullptr;
 };
 
 RCPPSPOOL_HIDDEN inline HostHooks& hostHooks() noexcept
@@ -106,7 +103,6 @@ RCPPSPOOL_HIDDEN inline LocalHooks& localHooks() noexcept
 inline std::exception_ptr interruptError()
 {
     if (auto f = localHooks().interruptError) return f();
-    if (auto f = hostHooks().interruptError) return f();
     return std::make_exception_ptr(Interrupted());
 }
 
