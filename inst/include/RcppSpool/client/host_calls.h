@@ -24,7 +24,13 @@ namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace client {
 
+// Where the runtime is compiled in this file or in the program's
+// implementation file, RCPPSPOOL_API() reaches it. An R package other than
+// RcppSpool may not have it yet (LinkingTo only, a thread of its own before
+// anything loaded RcppSpool): there the services that must not throw fall
+// back on what the package can do alone.
 #if !defined(RCPPSPOOL_RUNTIME_HERE) && !defined(RCPPSPOOL_STANDALONE)
+#define RCPPSPOOL_RUNTIME_MAY_LACK 1
 namespace host_detail {
 //! The table if this shared object can have it now: found already, or
 //! found (loading RcppSpool's namespace) on R's main thread; else null.
@@ -37,19 +43,16 @@ inline const ApiTable* tableIfAny() noexcept
 }  // namespace host_detail
 #endif
 
-//! Hands text to the runtime (see ApiTable::write). Never throws. In a
-//! package with LinkingTo only, text written by a thread of its own before
-//! RcppSpool's namespace is loaded goes to the process's stdout or stderr.
+//! Hands text to the runtime (see ApiTable::write). Never throws. Without
+//! the runtime the text goes to the process's stdout or stderr.
 inline void writeText(host::Stream s, const char* text, std::size_t size, int kind) noexcept
 {
     const int stream = s == host::Stream::out ? 0 : 1;
-#if defined(RCPPSPOOL_RUNTIME_HERE)
-    runtime::write(stream, text, size, kind);
-#elif defined(RCPPSPOOL_STANDALONE)
-    api().write(stream, text, size, kind);
-#else
+#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
     if (const ApiTable* t = host_detail::tableIfAny()) return t->write(stream, text, size, kind);
     std::fwrite(text, 1, size, stream == 0 ? stdout : stderr);
+#else
+    RCPPSPOOL_API(write)(stream, text, size, kind);
 #endif
 }
 
@@ -57,33 +60,26 @@ inline void writeText(host::Stream s, const char* text, std::size_t size, int ki
 //! it is being reported on the main thread.
 inline bool interrupted(bool consume)
 {
-#if defined(RCPPSPOOL_RUNTIME_HERE)
-    return runtime::interrupted(consume ? 1 : 0) != 0;
-#elif defined(RCPPSPOOL_STANDALONE)
-    return api().interrupted(consume ? 1 : 0) != 0;
+    const int how = consume ? 1 : 0;
+#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
+    const ApiTable* t = host_detail::tableIfAny();
+    const bool asked = t && t->interrupted(how) != 0;
 #else
+    const bool asked = RCPPSPOOL_API(interrupted)(how) != 0;
+#endif
     // This shared object's flag is the runtime's, or (a package that keeps a
     // pool of its own: see host_detail::service()) raised from it.
-    const ApiTable* t = host_detail::tableIfAny();
-    const bool r = (t && t->interrupted(consume ? 1 : 0) != 0) || engine::interruptRequested();
-    if (consume && host::isMainThread())
+    const bool r = asked || engine::interruptRequested();
+    if (consume && engine::onServiceThread())
         engine::interruptFlag().store(false, std::memory_order_relaxed);
     else if (r)
         engine::interruptFlag().store(true, std::memory_order_relaxed);
     return r;
-#endif
 }
 
 //! Hands `call` to R's main thread (see ApiTable::postMainCall). Throws if
 //! the runtime cannot be had (client/api.h says why).
-inline void postMainCall(MainCall* call)
-{
-#if defined(RCPPSPOOL_RUNTIME_HERE)
-    runtime::postMainCall(call);
-#else
-    api().postMainCall(call);
-#endif
-}
+inline void postMainCall(MainCall* call) { RCPPSPOOL_API(postMainCall)(call); }
 
 //! Registers a progress object for R's main thread to draw, or unregisters
 //! it (see ApiTable::registerProgress). Never throws: without the runtime
@@ -91,17 +87,14 @@ inline void postMainCall(MainCall* call)
 //! R's main thread.
 inline void registerProgress(bool add, void* self, DrawFn draw) noexcept
 {
-#if defined(RCPPSPOOL_RUNTIME_HERE)
-    runtime::registerProgress(add ? 1 : 0, self, draw);
-#elif defined(RCPPSPOOL_STANDALONE)
-    api().registerProgress(add ? 1 : 0, self, draw);
+#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
+    if (const ApiTable* t = host_detail::tableIfAny()) t->registerProgress(add ? 1 : 0, self, draw);
 #else
-    if (const ApiTable* t = add ? host_detail::tableIfAny() : api_detail::cache().load(std::memory_order_acquire))
-        t->registerProgress(add ? 1 : 0, self, draw);
+    RCPPSPOOL_API(registerProgress)(add ? 1 : 0, self, draw);
 #endif
 }
 
-#if !defined(RCPPSPOOL_RUNTIME_HERE) && !defined(RCPPSPOOL_STANDALONE)
+#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
 namespace host_detail {
 
 // A package that shares the runtime's state uses the runtime's own host
