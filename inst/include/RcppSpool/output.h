@@ -4,7 +4,7 @@
 #include "abi.h"
 
 #include <ostream>
-#include <sstream>
+#include <streambuf>
 #include <string>
 
 #include "client/host_calls.h"
@@ -30,20 +30,20 @@ public:
     template <class T>
     RPrinter& operator<<(const T& value)
     {
-        std::ostringstream& f = format();
-        f << value;
-        handOver(f, client::kWritePiece);
+        Format& f = format();
+        f.stream << value;
+        f.handOver(stream_, client::kWritePiece);
         return *this;
     }
 
     //! Manipulators: std::endl, std::flush, std::setw, ...
     RPrinter& operator<<(std::ostream& (*manip)(std::ostream&))
     {
-        std::ostringstream& f = format();
-        manip(f);
+        Format& f = format();
+        manip(f.stream);
         const bool flush = manip == static_cast<std::ostream& (*)(std::ostream&)>(std::flush) ||
                            manip == static_cast<std::ostream& (*)(std::ostream&)>(std::endl);
-        handOver(f, flush ? client::kWriteFlush : client::kWritePiece);
+        f.handOver(stream_, flush ? client::kWriteFlush : client::kWritePiece);
         return *this;
     }
 
@@ -53,23 +53,50 @@ public:
     void flushThisThread() const { client::writeText(stream_, "", 0, client::kWriteFlush); }
 
 private:
-    // Formats one `<<` at a time, per thread and stream; keeps the stream's
+    //! The characters of one `<<`, handed over from where they were written
+    //! (a std::ostringstream would copy them out with str(), and the runtime
+    //! copies them again); the string keeps its capacity for the next `<<`.
+    class Piece : public std::streambuf {
+    public:
+        const std::string& text() const noexcept { return text_; }
+        void clear() noexcept { text_.clear(); }
+
+    protected:
+        int_type overflow(int_type c) override
+        {
+            if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+            text_.push_back(traits_type::to_char_type(c));
+            return c;
+        }
+        std::streamsize xsputn(const char* s, std::streamsize n) override
+        {
+            text_.append(s, static_cast<std::size_t>(n));
+            return n;
+        }
+
+    private:
+        std::string text_;
+    };
+
+    // Formats one `<<` at a time, per thread and stream; the stream keeps its
     // flags, widths and precision across them. The lines themselves are the
     // runtime's (ApiTable::write): only the formatting is this file's code.
-    RCPPSPOOL_HIDDEN std::ostringstream& format() const
+    struct Format {
+        Piece piece;
+        std::ostream stream{&piece};
+        void handOver(host::Stream s, int kind)
+        {
+            client::writeText(s, piece.text().data(), piece.text().size(), kind);
+            piece.clear();
+        }
+    };
+    RCPPSPOOL_HIDDEN Format& format() const
     {
         struct Formats {
-            std::ostringstream out, err;
+            Format out, err;
         };
         static thread_local Formats* const mine = engine::runtime::threadLocalObject<Formats>();
         return stream_ == host::Stream::out ? mine->out : mine->err;
-    }
-
-    void handOver(std::ostringstream& f, int kind) const
-    {
-        const std::string piece = f.str();
-        f.str(std::string());
-        client::writeText(stream_, piece.data(), piece.size(), kind);
     }
 
     host::Stream stream_;
