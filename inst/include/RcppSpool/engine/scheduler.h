@@ -598,6 +598,8 @@ private:
     //! division at every count cost about 15% of a spawn); outside threads
     //! count in slot 0.
     Counters& counters(Worker* w) { return w ? *w->counters : counters_[0]; }
+    //! One count summed over the slots.
+    std::size_t total(std::atomic<std::size_t> Counters::*count) const;
     //! A worker with a slot of its own counts with a plain store; shared slots
     //! (outside threads, workers beyond the slots) need an atomic increment.
     static void bump(std::atomic<std::size_t>& c, Worker* w);

@@ -77,30 +77,29 @@ inline void Scheduler::runWithin(Context* context, Context* counted, Body&& body
     if (frame.children) finish(frame.children);
 }
 
-inline std::size_t Scheduler::tasksPushed() const
+inline std::size_t Scheduler::total(std::atomic<std::size_t> Counters::*count) const
 {
-    std::size_t p = 0;
-    for (const auto& c : counters_) p += c.pushed.load(std::memory_order_relaxed);
-    return p;
+    std::size_t n = 0;
+    for (const auto& c : counters_) n += (c.*count).load(std::memory_order_relaxed);
+    return n;
 }
 
+inline std::size_t Scheduler::tasksPushed() const { return total(&Counters::pushed); }
+
+// The count that grows later (a task is pushed before it starts, and starts
+// before it finishes) is read first, so the order of the reads never makes
+// the difference negative.
 inline std::size_t Scheduler::tasksQueued() const
 {
-    std::size_t p = 0, s = 0;
-    for (const auto& c : counters_) {
-        s += c.started.load(std::memory_order_relaxed);
-        p += c.pushed.load(std::memory_order_relaxed);
-    }
+    const std::size_t s = total(&Counters::started);
+    const std::size_t p = total(&Counters::pushed);
     return p > s ? p - s : 0;
 }
 
 inline std::size_t Scheduler::tasksRunning() const
 {
-    std::size_t s = 0, f = 0;
-    for (const auto& c : counters_) {
-        f += c.finished.load(std::memory_order_relaxed);
-        s += c.started.load(std::memory_order_relaxed);
-    }
+    const std::size_t f = total(&Counters::finished);
+    const std::size_t s = total(&Counters::started);
     return s > f ? s - f : 0;
 }
 
