@@ -38,3 +38,7 @@ cpp_is_forked_child <- function() {
   .Call(`_RcppSpool_runtimeInfo`)
 }
 
+
+.spool_global_pool_state <- function() {
+  .Call(`_RcppSpool_globalPoolState`)
+}

@@ -25,6 +25,7 @@ const R_CallMethodDef callEntries[] = {
     RCPPSPOOL_ENTRY(cpp_is_forked_child, 0),
     RCPPSPOOL_ENTRY(spoolKendall, 3),
     RCPPSPOOL_ENTRY(runtimeInfo, 0),
+    RCPPSPOOL_ENTRY(globalPoolState, 0),
     {nullptr, nullptr, 0}};
 #undef RCPPSPOOL_ENTRY
 

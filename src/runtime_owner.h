@@ -1,12 +1,12 @@
 // The process's one runtime. This package's shared library owns the state
-// that every package built against RcppSpool's headers shares (the global
-// pool and its workers, the output queue, the interrupt flag, thread
-// settings, what each thread runs) and serves it, as a table of function
-// pointers, through R's registered C-callables: a client of the same ABI
-// version (and standard library) finds it when it is loaded
-// (inst/include/RcppSpool/host/r_runtime.h) and uses this state instead of
-// its own. The package is compiled with RCPPSPOOL_RUNTIME_OWNER (Makevars),
-// so that the state below is this library's own.
+// of the process (the global pool and its workers, the output queue, the
+// interrupt flag, thread settings, what each thread runs) and serves the
+// runtime's entry points, as a versioned table of function pointers, through
+// R's registered C-callables: clients built against these headers call it
+// (inst/include/RcppSpool/client/api.h); packages built against headers
+// before ABI 11 borrow its workers (RcppSpool_lender). The package is
+// compiled with RCPPSPOOL_RUNTIME_OWNER (Makevars): the runtime is compiled
+// here, once.
 #pragma once
 
 #include "r_values.h"
@@ -21,46 +21,16 @@
 namespace {
 
 namespace rs = RcppSpool;
-namespace rt = RcppSpool::engine::runtime;
-
-void* state(int slot)
-{
-    switch (static_cast<rt::Slot>(slot)) {
-    case rt::Slot::hostHooks: return &rs::engine::hostHooks();
-    case rt::Slot::interruptFlag: return &rs::engine::interruptFlag();
-    case rt::Slot::cancelEpoch: return rt::state<std::atomic<unsigned>, rt::Slot::cancelEpoch>();
-    case rt::Slot::forkGeneration: return &rs::engine::forkGenerationCounter();
-    case rt::Slot::globalPool: return &rs::ThreadPool::globalInstance();
-    case rt::Slot::serviceRequests: return &rs::engine::serviceRequests();
-    case rt::Slot::count: break;
-    }
-    return nullptr;
-}
-
-void* threadState(int slot)
-{
-    switch (static_cast<rt::ThreadSlot>(slot)) {
-    case rt::ThreadSlot::frame: return &rs::engine::currentFrame();
-    case rt::ThreadSlot::worker: return rt::threadState<rs::engine::Scheduler::WorkerTls, rt::ThreadSlot::worker>();
-    case rt::ThreadSlot::outsideToken: return rt::threadState<char, rt::ThreadSlot::outsideToken>();
-    case rt::ThreadSlot::count: break;
-    }
-    return nullptr;
-}
-
-const rt::Table runtimeTable{RCPPSPOOL_ABI_VERSION, sizeof(rt::Table), &state, &threadState};
 
 }  // namespace
 
-//! The C-callable "RcppSpool_runtime": the table for a client of ABI version
-//! `abiVersion` whose standard library gives `fingerprint`, or null if this
-//! runtime does not serve it (the client then keeps state of its own).
-extern "C" const void* RcppSpool_runtime(unsigned abiVersion, const char* fingerprint)
-{
-    if (abiVersion != RCPPSPOOL_ABI_VERSION || !fingerprint) return nullptr;
-    static const std::string mine = rt::fingerprint();
-    return mine == fingerprint ? &runtimeTable : nullptr;
-}
+//! The C-callable "RcppSpool_runtime": until ABI 10, the process-wide state
+//! for clients of this runtime's ABI version, which ran inline copies of the
+//! engine on it. Since ABI 11 clients use the table of "RcppSpool_api"
+//! instead, and no client shares state: the answer is always null. Kept
+//! registered for clients built against older headers, which ask it first
+//! and then borrow the workers (RcppSpool_lender).
+extern "C" const void* RcppSpool_runtime(unsigned, const char*) { return nullptr; }
 
 namespace {
 
@@ -109,7 +79,7 @@ rs::engine::ThreadLender::Host lentHostServices()
 //! never changes.
 extern "C" const void* RcppSpool_lender(unsigned minVersion)
 {
-    static rs::engine::SchedulerLender lender(rs::ThreadPool::globalInstance().scheduler(), lentHostServices());
+    static rs::engine::SchedulerLender lender(rs::runtime::Pool::global().scheduler(), lentHostServices());
     return lender.table()->version >= minVersion ? lender.table() : nullptr;
 }
 
@@ -132,17 +102,37 @@ void registerRuntime()
     R_RegisterCCallable("RcppSpool", "RcppSpool_lender", reinterpret_cast<DL_FUNC>(&RcppSpool_lender));
 }
 
-//! Whether a package's code uses the shared runtime (TRUE here: this is it).
+//! What this runtime is: its ABI version, its table's version, its global pool.
 SEXP runtimeInfo()
 {
     return native::callFromR([] {
-        return native::namedList({"abi", "fingerprint", "pool"}, [](std::size_t i) {
+        return native::namedList({"abi", "api", "pool"}, [](std::size_t i) {
             switch (i) {
             case 0: return Rf_ScalarInteger(RCPPSPOOL_ABI_VERSION);
-            case 1: return native::strings({rt::fingerprint()});
+            case 1: return Rf_ScalarInteger(static_cast<int>(rs::client::kApiVersion));
             default:
                 return native::strings(
-                    {std::to_string(reinterpret_cast<std::uintptr_t>(&rs::ThreadPool::globalInstance()))});
+                    {std::to_string(reinterpret_cast<std::uintptr_t>(&rs::runtime::Pool::global()))});
+            }
+        });
+    });
+}
+
+//! The global pool as the runtime sees it (creating it if it was not yet
+//! used): its workers, whether it was created before a fork (then
+//! everything runs inline on the caller), and the fork generation. For the
+//! fork tests.
+SEXP globalPoolState()
+{
+    return native::callFromR([] {
+        rs::engine::Scheduler& s = rs::runtime::Pool::global().scheduler();
+        return native::namedList({"workers", "forked", "inline", "concurrency", "generation"}, [&](std::size_t i) {
+            switch (i) {
+            case 0: return Rf_ScalarInteger(static_cast<int>(s.numWorkers()));
+            case 1: return Rf_ScalarLogical(s.forked());
+            case 2: return Rf_ScalarLogical(s.inlineMode());
+            case 3: return Rf_ScalarInteger(static_cast<int>(s.concurrency()));
+            default: return Rf_ScalarInteger(static_cast<int>(rs::engine::forkGeneration()));
             }
         });
     });

@@ -1046,7 +1046,7 @@ TEST(Future, ExceptionsMovesAndValidity)
 
 // get() on a worker whose own deque still holds the Future's task on top
 // runs the task there, computing the result straight for get() (see
-// FutureState::popOwnTask()). What get() promises must not change.
+// ApiTable::futureJoinOwn). What get() promises must not change.
 TEST(Future, GetOfItsOwnQueuedTaskRunsItOnTheCallersWorkerWithEverythingAWaitDoes)
 {
     RcppSpool::ThreadPool pool(1);  // one worker: nobody can take the tasks but the getter

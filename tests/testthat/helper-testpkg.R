@@ -57,6 +57,10 @@ spool_tests_install <- function() {
   dir.create(work)
   file.copy(src, work, recursive = TRUE)
   pkg <- file.path(work, basename(src))
+  # Objects left in the sources by an earlier build (ignored by git, there
+  # only in a working tree) are not reused: copied, they look as new as the
+  # sources, and make would link code built against other headers.
+  unlink(list.files(file.path(pkg, "src"), pattern = "[.](o|so|dll)$", full.names = TRUE))
   Rcpp::compileAttributes(pkg)
   dir.create(lib, showWarnings = FALSE)
   log <- file.path(work, "install.log")

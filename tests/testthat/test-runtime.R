@@ -1,19 +1,25 @@
-# One runtime per R process (inst/include/RcppSpool/engine/runtime.h,
+# One runtime per R process (inst/include/RcppSpool/client/api_table.h,
 # engine/thread_lender.h, src/runtime_owner.h). Throwaway client packages,
-# built with R CMD INSTALL against the installed headers (and two against
-# copies with the next ABI version and another Scheduler/ThreadPool layout),
-# loaded together in child R processes:
-#   - two packages with `Imports: RcppSpool` share one global pool (its
-#     workers counted in /proc/self/task), one output queue and one interrupt;
+# built with R CMD INSTALL against the installed headers, against a copy of
+# them whose runtime classes have another layout (same ABI number), and
+# against the headers of ABI 10 (tests/testthat/fixtures: the last release
+# before clients reached the runtime through its table only), loaded
+# together in child R processes:
+#   - two packages with `Imports: RcppSpool` run on the runtime's one global
+#     pool (its workers counted in /proc/self/task), one output queue and
+#     one interrupt;
 #   - package A's loop whose body calls package B's loop never runs more than
 #     availableCores() bodies at once;
-#   - a package of another ABI version (spoolV2) borrows RcppSpool's workers
-#     and shares its interrupt and output queue, in either load order, nested
-#     both ways, and in forked children; one that RcppSpool neither serves
-#     nor lends to (spoolV3 asks for a lender table of version 99) keeps its
-#     own runtime and says so; all give right results;
-#   - a package with LinkingTo only (spoolL) shares the runtime if
-#     RcppSpool's namespace was loaded first, else keeps its own, silently;
+#   - a package built against headers whose runtime classes changed layout
+#     under the same ABI number (spoolS) runs its loops, tasks and host calls
+#     on the one runtime, in either load order;
+#   - a package of ABI 10 (spoolV2) borrows RcppSpool's workers and shares
+#     its interrupt and output queue, in either load order, nested both ways,
+#     and in forked children; one that RcppSpool does not lend to (spoolV3
+#     asks for a lender table of version 99) keeps its own runtime and says
+#     so; all give right results;
+#   - a package with LinkingTo only (spoolL) uses the runtime if RcppSpool's
+#     namespace was loaded first, else loads it at its first call;
 #   - no client exports an RcppSpool symbol with GNU unique binding.
 
 skip_on_cran()
@@ -32,8 +38,10 @@ client_code <- function(name) {
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 std::atomic<int> active{0}, maxActive{0};
@@ -67,14 +75,25 @@ void %1$s_register(DllInfo* dll)
     R_RegisterCCallable("%1$s", "inner", reinterpret_cast<DL_FUNC>(&%1$s_inner));
 }
 
+// Where this package's global pool is: the runtime's (a client of its
+// table, since ABI 11: the pool is known by its handle), or, built against
+// older headers, a pool of its own that shares the runtime's state or
+// borrows its workers.
 // [[Rcpp::export]]
 Rcpp::List info()
 {
+#if RCPPSPOOL_ABI_VERSION >= 11
+    const bool shared = true, borrowed = false;
+    const void* pool = RcppSpool::ThreadPool::globalInstance().handle();
+#else
+    const bool shared = RcppSpool::engine::runtime::usesSharedRuntime();
+    const bool borrowed = RcppSpool::engine::runtime::borrowsThreads();
+    const void* pool = &RcppSpool::ThreadPool::globalInstance();
+#endif
     return Rcpp::List::create(
-        Rcpp::Named("shared") = RcppSpool::engine::runtime::usesSharedRuntime(),
-        Rcpp::Named("borrowed") = RcppSpool::engine::runtime::borrowsThreads(),
+        Rcpp::Named("shared") = shared, Rcpp::Named("borrowed") = borrowed,
         Rcpp::Named("abi") = RCPPSPOOL_ABI_VERSION,
-        Rcpp::Named("pool") = std::to_string(reinterpret_cast<std::uintptr_t>(&RcppSpool::ThreadPool::globalInstance())),
+        Rcpp::Named("pool") = std::to_string(reinterpret_cast<std::uintptr_t>(pool)),
         Rcpp::Named("workers") = static_cast<double>(RcppSpool::ThreadPool::globalInstance().getNumThreads()));
 }
 
@@ -165,8 +184,7 @@ void printLater(std::string text)
 
 // The host's services from loop bodies: lines printed by workers (each
 // built by several <<), a progress counter drawn by R's main thread while it
-// waits, interrupt checks. (Not onMainThread(): its queue is the runtime's,
-// but its Future is still compiled inline, on the pool's layout.)
+// waits, interrupt checks.
 // [[Rcpp::export]]
 double hostCalls(int n)
 {
@@ -180,6 +198,43 @@ double hostCalls(int n)
         ++progress;
     });
     return static_cast<double>(sum.load());
+}
+
+// The task layer, all of it through the runtime's handles: async() and its
+// Futures, a TaskGroup, a pool of its own (push, pushReturn, a loop nobody
+// blocks on, wait), calls for R's main thread from loop bodies, a task's
+// error rethrown by wait(). Sum: 5 * n(n - 1)/2 + 2n + 1.
+// [[Rcpp::export]]
+double taskCalls(int n)
+{
+    double total = 0;
+    std::vector<RcppSpool::Future<long>> fs;
+    for (int i = 0; i < n; ++i) fs.push_back(RcppSpool::async([i] { return static_cast<long>(i); }));
+    for (auto& f : fs) total += static_cast<double>(f.get());
+    std::atomic<long> g{0};
+    RcppSpool::TaskGroup group;
+    for (int i = 0; i < n; ++i) group.run([&g, i] { g += i; });
+    group.wait();
+    total += static_cast<double>(g.load());
+    RcppSpool::ThreadPool pool(2);
+    std::atomic<long> p{0};
+    for (int i = 0; i < n; ++i) pool.push([&p, i] { p += i; });
+    auto r = pool.pushReturn([n] { return static_cast<long>(n); });
+    pool.parallelFor(0, n, [&p](std::ptrdiff_t i) { p += static_cast<long>(i); });
+    pool.wait();
+    total += static_cast<double>(p.load() + r.get());
+    std::atomic<long> m{0};
+    RcppSpool::parallelFor(0, n, [&m](std::ptrdiff_t i) {
+        m += RcppSpool::onMainThread([i] { return static_cast<long>(Rf_length(Rf_ScalarInteger(1))) + static_cast<long>(i); }).get();
+    });
+    total += static_cast<double>(m.load());
+    try {
+        pool.push([] { throw std::runtime_error("a task failed"); });
+        pool.wait();
+    } catch (const std::runtime_error& e) {
+        if (std::string(e.what()) == "a task failed") total += 1;
+    }
+    return total;
 }
 
 // R's main thread waits about `ms` milliseconds in a blocking call.
@@ -208,7 +263,7 @@ write_client <- function(dir, name, include = NULL, imports = TRUE) {
                if (imports) "Imports: Rcpp, RcppSpool" else "Imports: Rcpp", "LinkingTo: Rcpp, RcppSpool"),
              file.path(pkg, "DESCRIPTION"))
   writeLines(c(sprintf("useDynLib(%s, .registration = TRUE)", name), "importFrom(Rcpp, evalCpp)",
-               if (imports) "import(RcppSpool)", "export(info, sumLoop, sumLoopOnThread, outer, outerMain, printLater, waitAWhile, hostCalls)"),
+               if (imports) "import(RcppSpool)", "export(info, sumLoop, sumLoopOnThread, outer, outerMain, printLater, waitAWhile, hostCalls, taskCalls)"),
              file.path(pkg, "NAMESPACE"))
   writeLines(c("CXX_STD = CXX17",
                if (!is.null(include)) paste0("PKG_CPPFLAGS = -I", include)),
@@ -218,16 +273,12 @@ write_client <- function(dir, name, include = NULL, imports = TRUE) {
   pkg
 }
 
-# A copy of the installed headers with the next ABI version and one member more at
-# the front of Scheduler and ThreadPool: what a package built against a later
-# release of RcppSpool has. With `lender_version`, the copy also asks for a
-# ThreadLender table of that version, which the installed runtime does not
-# have: what a package built against a release that needs more of the lender
-# than the installed RcppSpool lends has.
-#
-# With `bump = FALSE` the ABI number stays: what a package built against a
-# later release that changed the runtime's classes but forgot to bump it has.
-other_version_headers <- function(dir, name = "include-v2", lender_version = NULL, bump = TRUE) {
+# A copy of the installed headers with a member more at the front of the
+# runtime's classes (Scheduler, the runtime's Pool, Context, the host's
+# queues and registry) and of ThreadPool, under the same ABI number: what a
+# package built against a later release that changed the runtime's classes
+# (and had no reason to bump the number) has.
+other_layout_headers <- function(dir, name = "include-same-abi") {
   inc <- file.path(dir, name)
   dir.create(inc)
   file.copy(base::system.file("include", package = "RcppSpool"), inc, recursive = TRUE)
@@ -240,18 +291,28 @@ other_version_headers <- function(dir, name = "include-v2", lender_version = NUL
     x[hit] <- paste(x[hit], to)
     writeLines(x, path)
   }
-  # The next ABI version after the installed headers' own.
-  abi <- grep("^#define RCPPSPOOL_ABI_VERSION [0-9]+", readLines(file.path(inc, "RcppSpool", "abi.h")), value = TRUE)[1]
-  current <- as.integer(sub("^#define RCPPSPOOL_ABI_VERSION ([0-9]+).*", "\\1", abi))
-  stopifnot(!is.na(current))
-  if (bump) edit("abi.h", abi, paste0("\n#undef RCPPSPOOL_ABI_VERSION\n#define RCPPSPOOL_ABI_VERSION ", current + 1L))
-  edit("engine/scheduler.h", "class Scheduler {", "\n    char addedInVersion2_[4096] = {};")
-  edit("thread_pool.h", "class ThreadPool {", "\n    char addedInVersion2_[256] = {};")
-  edit("engine/context.h", "class Context {", "\n    char addedInVersion2_[64] = {};")
-  # The host's state: the runtime's alone since table version 2.
-  edit("host/output_queue.h", "class OutputQueue {", "\n    char addedInVersion2_[128] = {};")
-  edit("host/main_calls.h", "class MainCallQueue {", "\n    char addedInVersion2_[128] = {};")
-  edit("runtime/progress_registry.h", "class Registry {", "\n    char addedInVersion2_[128] = {};")
+  edit("engine/scheduler.h", "class Scheduler {", "\n    char addedLater_[4096] = {};")
+  edit("runtime/pool.h", "class Pool {", "\n    char addedLater_[256] = {};")
+  edit("thread_pool.h", "class ThreadPool {", "\n    char addedLater_[256] = {};")
+  edit("engine/context.h", "class Context {", "\n    char addedLater_[64] = {};")
+  edit("host/output_queue.h", "class OutputQueue {", "\n    char addedLater_[128] = {};")
+  edit("host/main_calls.h", "class MainCallQueue {", "\n    char addedLater_[128] = {};")
+  edit("runtime/progress_registry.h", "class Registry {", "\n    char addedLater_[128] = {};")
+  inc
+}
+
+# The headers of ABI 10 (inst/include of the last commit before ABI 11, kept
+# in tests/testthat/fixtures): a package built against them compiles the
+# engine inline and, finding no runtime of its ABI version, borrows the
+# runtime's workers (engine/thread_lender.h). With `lender_version`, it
+# asks for a ThreadLender table of that version, which the installed runtime
+# does not have: what a package built against a release that needs more of
+# the lender than the installed RcppSpool lends has.
+abi10_headers <- function(dir, name, lender_version = NULL) {
+  inc <- file.path(dir, name)
+  dir.create(inc)
+  utils::untar(test_path("fixtures", "headers-abi10.tar.gz"), exdir = inc)
+  inc <- file.path(inc, "include")
   if (!is.null(lender_version)) {
     path <- file.path(inc, "RcppSpool", "host", "r_runtime.h")
     x <- readLines(path)
@@ -268,10 +329,10 @@ build_clients <- function() {
   lib <- file.path(dir, "lib")
   dir.create(lib, recursive = TRUE)
   pkgs <- c(write_client(dir, "spoolA"), write_client(dir, "spoolB"),
-            write_client(dir, "spoolV2", include = other_version_headers(dir)),
-            write_client(dir, "spoolV3", include = other_version_headers(dir, "include-v3", lender_version = 99L)),
+            write_client(dir, "spoolV2", include = abi10_headers(dir, "include-v2")),
+            write_client(dir, "spoolV3", include = abi10_headers(dir, "include-v3", lender_version = 99L)),
             write_client(dir, "spoolL", imports = FALSE),
-            write_client(dir, "spoolS", include = other_version_headers(dir, "include-same-abi", bump = FALSE)))
+            write_client(dir, "spoolS", include = other_layout_headers(dir)))
   # Two installs at a time (2 cores).
   run_install <- function(pkg) {
     processx::process$new(file.path(R.home("bin"), "R"),
@@ -309,7 +370,7 @@ test_that("a client package exports no RcppSpool symbol with GNU unique binding"
                    character())
 })
 
-test_that("two packages of the same ABI share one pool, one output queue and RcppSpool's workers", {
+test_that("two packages run on the runtime's one pool, one output queue and its workers", {
   res <- callr::r(function() {
     threads <- function() length(list.files("/proc/self/task"))
     before <- threads()
@@ -375,7 +436,7 @@ test_that("Ctrl-C during B's loop called from A's loop body ends the call within
   expect_interrupt_ends_nested_loop("spoolB")
 })
 
-test_that("a package built against headers of another ABI version borrows RcppSpool's workers, in either load order", {
+test_that("a package built against headers of ABI 10 borrows RcppSpool's workers, in either load order", {
   for (order in list(c("spoolA", "spoolV2"), c("spoolV2", "spoolA"))) {
     what <- paste(order, collapse = " then ")
     res <- callr::r(function(order) {
@@ -398,7 +459,7 @@ test_that("a package built against headers of another ABI version borrows RcppSp
     expect_false(res$v2$shared, info = what)
     expect_true(res$v2$borrowed, info = what)
     expect_false(res$a$borrowed, info = what)
-    expect_equal(res$v2$abi, res$own$abi + 1)
+    expect_equal(res$v2$abi, 10L)
     expect_identical(res$a$pool, res$own$pool)
     expect_false(identical(res$v2$pool, res$own$pool))
     expect_equal(res$v2$workers, res$cores)
@@ -413,7 +474,7 @@ test_that("a package built against headers of another ABI version borrows RcppSp
   }
 })
 
-test_that("loops of packages of two ABI versions called in each other's bodies run no more than availableCores() bodies", {
+test_that("loops of packages of ABI 10 and of this ABI called in each other's bodies run no more than availableCores() bodies", {
   res <- callr::r(function() {
     threads <- function() length(list.files("/proc/self/task"))
     before <- threads()
@@ -443,11 +504,11 @@ test_that("calls for R's main thread made in one package's loop inside another's
   expect_equal(res$v2a, 220)
 })
 
-test_that("Ctrl-C during the loop of a package of another ABI version, called from A's loop body, ends the call within 0.5 s", {
+test_that("Ctrl-C during the loop of a package of ABI 10, called from A's loop body, ends the call within 0.5 s", {
   expect_interrupt_ends_nested_loop("spoolV2")
 })
 
-test_that("a package that RcppSpool neither serves nor lends to keeps a runtime of its own, in either load order, and says so", {
+test_that("a package of ABI 10 that RcppSpool does not lend to keeps a runtime of its own, in either load order, and says so", {
   for (order in list(c("spoolA", "spoolV3"), c("spoolV3", "spoolA"))) {
     what <- paste(order, collapse = " then ")
     res <- callr::r(function(order) {
@@ -460,27 +521,27 @@ test_that("a package that RcppSpool neither serves nor lends to keeps a runtime 
     expect_true(res$a$shared, info = what)
     expect_false(res$v3$shared, info = what)
     expect_false(res$v3$borrowed, info = what)
-    expect_equal(res$v3$abi, res$own$abi + 1)
+    expect_equal(res$v3$abi, 10L)
     expect_identical(res$a$pool, res$own$pool)
     expect_false(identical(res$v3$pool, res$own$pool))
     expect_gt(res$v3$workers, 0)
     expect_equal(res$sa, sum(as.numeric(0:49999)))
     expect_equal(res$sv, sum(as.numeric(0:49999)))
-    expect_true(any(grepl(paste("ABI version", res$own$abi + 1), res$msgs)), info = paste(res$msgs, collapse = "\n"))
+    expect_true(any(grepl("ABI version 10", res$msgs)), info = paste(res$msgs, collapse = "\n"))
   }
 })
 
-test_that("a package built against runtime classes of another layout, with the same ABI number, runs its loops on the one runtime", {
-  # spoolS's Scheduler, ThreadPool and Context have a member more than the
-  # installed runtime's, under the same ABI number. Its loops (parallelFor,
-  # parallelReduce, nested in spoolA's loops and the other way round) are the
-  # runtime's code, reached through the table of client/api_table.h: they
-  # touch none of those layouts, in either load order, with one set of
-  # workers. So are the host's services (its output queue, main-thread
-  # queue and progress registry have a member more too): lines printed by
-  # its loop bodies, a progress counter, calls for R's main thread. (Its
-  # other calls, ThreadPool's and async()'s, still compile the engine
-  # inline: they are not called here.)
+test_that("a package built against runtime classes of another layout, with the same ABI number, runs on the one runtime", {
+  # spoolS's Scheduler, runtime Pool, ThreadPool and Context have a member
+  # more than the installed runtime's, under the same ABI number. Its loops
+  # (parallelFor, parallelReduce, nested in spoolA's loops and the other way
+  # round) are the runtime's code, reached through the table of
+  # client/api_table.h: they touch none of those layouts, in either load
+  # order, with one set of workers. So are the host's services (its output
+  # queue, main-thread queue and progress registry have a member more too):
+  # lines printed by its loop bodies, a progress counter. So is the task
+  # layer: async() and Futures, a TaskGroup, a ThreadPool of its own and its
+  # detached loop, onMainThread() from loop bodies, a task's error.
   for (order in list(c("spoolS", "spoolA"), c("spoolA", "spoolS"))) {
     res <- callr::r(function(order) {
       threads <- function() length(list.files("/proc/self/task"))
@@ -492,7 +553,8 @@ test_that("a package built against runtime classes of another layout, with the s
            a = ns("spoolA")$sumLoop(100000L),
            sa = ns("spoolS")$outer("spoolA", 6L, 20L, 0.2), as = ns("spoolA")$outer("spoolS", 6L, 20L, 0.2),
            host_out = utils::capture.output(host <- ns("spoolS")$hostCalls(200L)), host = host,
-           added = threads() - before, cores = as.integer(RcppSpool::availableCores()))
+           added = threads() - before, cores = as.integer(RcppSpool::availableCores()),
+           tasks = ns("spoolS")$taskCalls(200L))
     }, args = list(order = order), libpath = child_lib)
     info <- paste(order, collapse = ", ")
     expect_equal(res$s, sum(as.numeric(0:99999)), info = info)
@@ -510,10 +572,11 @@ test_that("a package built against runtime classes of another layout, with the s
     expect_true(any(grepl("progress: 100% (done)", res$host_out, fixed = TRUE)), info = paste(res$host_out, collapse = "\n"))
     # One set of workers: the runtime's, started for the first loop.
     expect_lte(res$added, res$cores, label = info)
+    expect_equal(res$tasks, 5 * sum(0:199) + 2 * 200 + 1, info = info)
   }
 })
 
-test_that("a package with LinkingTo only shares the runtime if RcppSpool's namespace is loaded first, else loads it at its first loop", {
+test_that("a package with LinkingTo only uses the runtime if RcppSpool's namespace is loaded first, else loads it at its first call", {
   res <- callr::r(function() {
     p <- "spoolL"  # (a variable: see the note on asNamespace() above)
     loadNamespace("RcppSpool")
@@ -545,11 +608,13 @@ test_that("a package with LinkingTo only shares the runtime if RcppSpool's names
       then_on_thread <- ns(p)$sumLoopOnThread(50000L)
     }, type = "message")
     list(l = l, s = s, first_on_thread = first_on_thread, then_on_thread = then_on_thread, msgs = msgs,
-         loaded_at_load = loaded_at_load, loaded = "RcppSpool" %in% loadedNamespaces())
+         loaded_at_load = loaded_at_load, loaded = "RcppSpool" %in% loadedNamespaces(),
+         own = RcppSpool:::.spool_runtime_info())
   }, libpath = child_lib)
   expect_false(res$loaded_at_load)
-  expect_false(res$l$shared)
+  expect_true(res$l$shared)
   expect_false(res$l$borrowed)
+  expect_identical(res$l$pool, res$own$pool)
   expect_gt(res$l$workers, 0)
   expect_match(res$first_on_thread, "add RcppSpool to Imports", fixed = TRUE)
   expect_true(res$loaded)

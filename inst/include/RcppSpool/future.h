@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "client/future_state.h"
+#include "client/host_calls.h"
 #include "engine/deferred_call.h"
-#include "engine/future_state.h"
-#include "engine/loop.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -26,7 +26,7 @@ template <class T>
 class Future {
 public:
     Future() noexcept = default;
-    explicit Future(engine::FutureState<T>* s) noexcept : state_(s) {}
+    explicit Future(client::FutureState<T>* s) noexcept : state_(s) {}
     //! A future whose work the library deferred (see async()): it runs on
     //! the thread that calls get() or wait(), or when the Future is destroyed.
     template <class F>
@@ -69,7 +69,7 @@ public:
         if (call_) {
             // Work the library deferred runs here, as a plain call, unless
             // the user interrupted (as a queued task would be skipped).
-            if (engine::interruptRequested()) dropCallAndThrow();
+            if (client::interruptRequested()) dropCallAndThrow();
             return call_.run();
         }
         return getQueued();
@@ -98,12 +98,8 @@ public:
         runDeferredCall();
         check();
         if (state_->isDeferred()) return std::future_status::deferred;
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now());
-        const bool service = engine::onServiceThread();
-        bool ok = state_->wait(service, deadline);
-        engine::endBlockingCall(nullptr, service);  // the wait may have seen the user's interrupt
-        return ok ? std::future_status::ready : std::future_status::timeout;
+        const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(t - Clock::now()).count();
+        return state_->waitFor(left < 0 ? 0 : left) ? std::future_status::ready : std::future_status::timeout;
     }
 
     //! As std::future::share(): a std::shared_future<T> for the same result;
@@ -129,19 +125,18 @@ private:
     [[gnu::noinline]] T getQueued()
     {
         check();
-        if (engine::Task mine; state_->popOwnTask(mine)) {
-            engine::FutureState<T>* s = std::exchange(state_, nullptr);
-            struct Delete {  // both references are ours (see popOwnTask())
-                engine::FutureState<T>* s;
+        if (state_->runOwnTask()) {
+            client::FutureState<T>* s = std::exchange(state_, nullptr);
+            struct Delete {  // both references are ours (see runOwnTask())
+                client::FutureState<T>* s;
                 ~Delete() { delete s; }
             } guard{s};
-            s->runForGetter(mine);
             return s->take();
         }
-        waitOrThrow();
-        engine::FutureState<T>* s = std::exchange(state_, nullptr);
+        state_->waitOrThrow();
+        client::FutureState<T>* s = std::exchange(state_, nullptr);
         struct Release {
-            engine::FutureState<T>* s;
+            client::FutureState<T>* s;
             ~Release() { s->release(); }
         } guard{s};
         return s->take();
@@ -160,8 +155,8 @@ private:
     void runDeferredCall() const
     {
         if (!call_) return;
-        auto* s = new engine::FutureState<T>(nullptr);
-        if (engine::interruptRequested()) {
+        auto* s = new client::FutureState<T>(nullptr);
+        if (client::interruptRequested()) {
             call_.reset();
             s->cancel();
         } else {
@@ -173,23 +168,13 @@ private:
     // On R's main thread an interrupt ends the wait early: the task is then
     // abandoned (skipped if it has not started) and, if running, waited for,
     // before the interrupt is reported.
-    [[gnu::always_inline]] void waitOrThrow() const
-    {
-        // Off the service thread (a worker's join) nothing ends a blocking
-        // call. Standalone, callgrind (fib, 1 worker): 488 instead of 511
-        // instructions per spawn with two async() per call, 518 instead of
-        // 522 with one; inlined by force, since g++ kept it out of line
-        // there (530).
-        const bool service = state_->onServiceThread();
-        if (!state_->wait(service)) state_->abandonAndWait();
-        if (service) engine::endBlockingCall(nullptr, true);  // the wait may have seen the user's interrupt
-    }
+    void waitOrThrow() const { state_->waitOrThrow(); }
     [[gnu::noinline]] void reset() noexcept
     {
         if (call_) {
             // No work is lost: deferred by the library, not by the user, it
             // runs now (its result and exception go, as a queued task's would).
-            if (engine::interruptRequested()) {
+            if (client::interruptRequested()) {
                 call_.reset();
             } else {
                 try {
@@ -199,12 +184,12 @@ private:
             }
         }
         if (!state_) return;
-        if (state_->isDeferred() || !state_->wait(engine::onServiceThread())) state_->abandonAndWait();
+        state_->settleQuietly();
         std::exchange(state_, nullptr)->release();
     }
 
     // mutable: wait() runs deferred work into a state of its own.
-    mutable engine::FutureState<T>* state_ = nullptr;
+    mutable client::FutureState<T>* state_ = nullptr;
     mutable engine::DeferredCall<T> call_;
 };
 

@@ -59,8 +59,8 @@ inline bool isInterrupted(bool condition = true)
 {
     if (!condition) return false;
     // Off the main thread a flag (a few ns); on it, the runtime's service.
-    if (engine::interruptRequested()) return true;
-    if (!engine::onServiceThread()) return false;
+    if (client::interruptRequested()) return true;
+    if (!client::onServiceThread()) return false;
     return client::interrupted(false);
 }
 
@@ -69,7 +69,7 @@ inline void checkUserInterrupt(bool condition = true)
 {
     if (isInterrupted(condition)) {
         // Delivered on the main thread: the next call starts afresh.
-        if (engine::onServiceThread()) client::interrupted(true);
+        if (client::onServiceThread()) client::interrupted(true);
         throw UserInterruptException();
     }
 }

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "client/host_calls.h"
-#include "engine/future_state.h"
+#include "client/future_state.h"
 #include "future.h"
 #include "host/main_thread.h"
 #ifdef RCPPSPOOL_STANDALONE
@@ -37,9 +37,9 @@ namespace detail {
 template <class R, class Call>
 struct MainThreadCall final : client::MainCall {
     Call call;
-    engine::FutureState<R>* state;  // one reference held here
+    client::FutureState<R>* state;  // one reference held here
 
-    MainThreadCall(Call c, engine::FutureState<R>* s) : call(std::move(c)), state(s)
+    MainThreadCall(Call c, client::FutureState<R>* s) : call(std::move(c)), state(s)
     {
         run = &runIt;
         cancel = &cancelIt;
@@ -48,7 +48,7 @@ struct MainThreadCall final : client::MainCall {
     //! interrupt) and completes the state in every case.
     void runHere()
     {
-        if (state->abandoned()) return state->cancel();  // nobody wants it
+        if (state->isAbandoned()) return state->cancel();  // nobody wants it
         std::string message;
         bool returned = false;
         struct Body {
@@ -128,16 +128,21 @@ auto onMainThread(F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
     using R = detail::ResultOf<F, Args...>;
     auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
     using Call = decltype(call);
-    engine::Scheduler* sched = &ThreadPool::globalInstance().scheduler();
-    const bool hasMainThread = engine::hostHooks().isServiceThread != nullptr;
-    if (!hasMainThread || host::isMainThread() || sched->forked()) {
-        auto* state = new engine::FutureState<R>(sched, 2);
+    void* sched = ThreadPool::globalInstance().handle();
+    // Without R there is no main thread to serve; on it, the call runs now.
+#if defined(RCPPSPOOL_STANDALONE)
+    const bool runHere = true;
+#else
+    const bool runHere = host::isMainThread();
+#endif
+    if (runHere) {
+        auto* state = new client::FutureState<R>(sched, 2);
         Future<R> future(state);
         auto* here = new detail::MainThreadCall<R, Call>(std::move(call), state);
         detail::MainThreadCall<R, Call>::runIt(here);
         return future;
     }
-    auto* state = new engine::FutureState<R>(sched, 2);
+    auto* state = new client::FutureState<R>(sched, 2);
     Future<R> future(state);
     auto* queued = new detail::MainThreadCall<R, Call>(std::move(call), state);
     try {

@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "client/future_state.h"
 #include "client/loop_call.h"
 #include "cores.h"
-#include "engine/loop.h"
 #include "future.h"
 #include "thread_pool.h"
 
@@ -127,14 +127,15 @@ auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf
         if constexpr (engine::DeferredCall<R>::template fits<Call>) {
             const char frame = 0;  // where in the stack the spawn is (see prefersCallerRuns())
             if (mayDefer) {
-                if (pool.scheduler().prefersCallerRuns(&frame)) return Future<R>(engine::deferTag, std::move(call));
+                if (RCPPSPOOL_API(prefersCallerRuns)(pool.handle(), &frame))
+                    return Future<R>(engine::deferTag, std::move(call));
                 return detail::queueCall(pool, std::move(call));
             }
         }
         return pool.pushReturn(std::move(call));
     }
     auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
-    auto* state = new engine::FutureState<R>(&pool.scheduler());
+    auto* state = new client::FutureState<R>(pool.handle());
     // Run by the Future's own wait, while the Future holds the state.
     state->setDeferred([state, call]() mutable { state->run(call); });
     return Future<R>(state);

@@ -12,7 +12,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "engine/scheduler.h"
+#include "client/api.h"
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+#include "runtime/task_entries.h"
+#endif
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -36,9 +39,9 @@ inline namespace RCPPSPOOL_ABI {
 //! or a worker of a private ThreadPool takes part in a loop of the global
 //! pool (its index is the one it has in its own pool). PerThread has no such
 //! limits.
-inline std::size_t thisThreadIndex() noexcept
+inline std::size_t thisThreadIndex()
 {
-    return static_cast<std::size_t>(engine::Scheduler::currentWorkerIndex() + 1);
+    return static_cast<std::size_t>(RCPPSPOOL_API(currentWorkerIndex)() + 1);
 }
 
 //! One value of type T per thread, created when the thread first asks for

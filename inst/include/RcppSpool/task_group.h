@@ -3,11 +3,12 @@
 
 #include "abi.h"
 
-#include <exception>
+#include <cstring>
 #include <utility>
 
-#include "engine/context.h"
-#include "engine/loop.h"
+#include "client/api.h"
+#include "client/future_state.h"
+#include "client/task_unit.h"
 #include "thread_pool.h"
 
 namespace RcppSpool {
@@ -20,27 +21,35 @@ inline namespace RCPPSPOOL_ABI {
 //! that have not started are cancelled. Groups nest: a task may create its own
 //! group, and cancelling a group cancels the groups and loops started inside
 //! its tasks. The destructor waits (without rethrowing).
+//!
+//! The group's state is the runtime's, kept in this object's storage: it
+//! starts with the first run() (or cancel()), inside the task that makes
+//! that call, and ends with wait().
 class TaskGroup {
 public:
     //! A group running on the global pool.
     TaskGroup() : TaskGroup(ThreadPool::globalInstance()) {}
-    explicit TaskGroup(ThreadPool& pool)
-        : sched_(pool.scheduler()), ctx_(engine::Scheduler::enclosingContext())
-    {}
+    explicit TaskGroup(ThreadPool& pool) : pool_(pool.handle()) { std::memset(storage_, 0, sizeof(void*)); }
     TaskGroup(const TaskGroup&) = delete;
     TaskGroup& operator=(const TaskGroup&) = delete;
 
     ~TaskGroup()
     {
-        if (!ctx_.done() && !sched_.forked()) sched_.waitUntil(&ctx_, [this] { return ctx_.done(); });
+        if (isOpen()) RCPPSPOOL_API(groupClose)(storage_);
     }
 
     //! Queues `f()` (copied, or moved if an rvalue).
     template <class F>
     void run(F&& f)
     {
-        ctx_.add(1);
-        sched_.submit(engine::Task::make(std::forward<F>(f), &ctx_));
+        client::TaskUnit task = client::makeTask(std::forward<F>(f));
+        char message[256];
+        message[0] = '\0';
+        const int status = RCPPSPOOL_API(submit)(pool_, client::kSubmitToGroup, storage_, &task, message,
+                                                 sizeof message);
+        if (status == client::kOk) return;
+        task.op(client::kTaskDiscard, task.storage);
+        client::throwStatus(status, message);
     }
 
     //! Waits for all tasks run so far; rethrows the first exception. The group
@@ -48,39 +57,27 @@ public:
     //! group and throws UserInterruptException once running tasks are done.
     void wait()
     {
-        // A recursion's join on a worker: the group's tasks are on top of
-        // its own deque; once they are run and none failed, nothing is left
-        // to do, and no wait is set up (callgrind, fib with one task per
-        // call on 1 worker: 429 instead of 450 instructions per spawn).
-        if (engine::Task t; sched_.joinOwn([this] { return ctx_.done(); }, [](const engine::Task&) { return false; },
-                                           t) == engine::Scheduler::OwnJoin::done &&
-                            !ctx_.hasError()) {
-            ctx_.uncancel();
-            return;
-        }
-        const bool service = sched_.isServiceThread();
-        if (!sched_.forked()) sched_.waitUntilDoneOrInterrupted(service, &ctx_, [&] { return ctx_.done(); });
-        if (!ctx_.done()) {  // interrupted
-            ctx_.cancel();
-            sched_.waitUntil(&ctx_, [this] { return ctx_.done(); });
-            ctx_.takeError();
-        }
-        // Off the service thread and without an error there is nothing to end
-        // (a recursion's common case).
-        if (ctx_.hasError())
-            engine::endBlockingCall(ctx_.takeError(), service);
-        else if (service)
-            engine::endBlockingCall(nullptr, service);
-        ctx_.uncancel();
+        if (isOpen()) client::callForError(RCPPSPOOL_API(groupWait), static_cast<void*>(storage_));
     }
 
     //! Tasks of the group that have not started will not run.
-    void cancel() { ctx_.cancel(); }
-    bool isCancelled() const { return ctx_.cancelled(); }
+    void cancel() { client::call(RCPPSPOOL_API(groupCancel), static_cast<void*>(storage_), pool_); }
+    bool isCancelled() const
+    {
+        return isOpen() && RCPPSPOOL_API(groupCancelled)(const_cast<unsigned char*>(storage_)) != 0;
+    }
 
 private:
-    engine::Scheduler& sched_;
-    engine::Context ctx_;
+    // The contract's open mark: the storage's first word (ApiTable::groupWait).
+    bool isOpen() const noexcept
+    {
+        void* mark;
+        std::memcpy(&mark, storage_, sizeof(mark));
+        return mark != nullptr;
+    }
+
+    void* pool_;
+    alignas(client::kGroupAlign) unsigned char storage_[client::kGroupBytes];
 };
 
 }  // namespace RCPPSPOOL_ABI

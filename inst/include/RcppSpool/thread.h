@@ -12,8 +12,8 @@
 #include <thread>
 #include <utility>
 
-#include "engine/host_hooks.h"
-#include "engine/loop.h"
+#include "client/future_state.h"
+#include "client/host_calls.h"
 #include "engine/signal_mask.h"
 #include "output.h"
 #include "thread_pool.h"
@@ -76,21 +76,21 @@ public:
     void join()
     {
         if (!thread_.joinable()) throw std::system_error(std::make_error_code(std::errc::invalid_argument));
-        if (engine::onServiceThread()) {
+        if (client::onServiceThread()) {
             // An interrupt stays raised until the thread has ended, so that
             // the thread can see it; endBlockingCall() below throws it. The
             // thread's end wakes this wait at once (a thread that lives 20 us
             // is joined in microseconds, not after a polling period).
             std::unique_lock<std::mutex> lk(state_->m);
-            while (!state_->cv.wait_for(lk, engine::Scheduler::kServicePeriod, [&] { return state_->done; })) {
+            while (!state_->cv.wait_for(lk, kServicePeriod, [&] { return state_->done; })) {
                 lk.unlock();
-                engine::hostHooks().service();
+                client::serviceMainThread();
                 lk.lock();
             }
         }
         thread_.join();
         std::exception_ptr e = std::exchange(state_->error, nullptr);
-        engine::endBlockingCall(e);
+        client::endBlockingCall(e);
     }
 
     void detach() { thread_.detach(); }
@@ -105,6 +105,9 @@ public:
     static unsigned int hardware_concurrency() noexcept { return std::thread::hardware_concurrency(); }
 
 private:
+    //! How often join() on R's main thread services it (as the runtime's waits do).
+    static constexpr std::chrono::milliseconds kServicePeriod{10};
+
     struct State {
         std::mutex m;
         std::condition_variable cv;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <memory>
@@ -12,11 +13,15 @@
 #include <type_traits>
 #include <utility>
 
+#include "client/api.h"
+#include "client/future_state.h"
+#include "client/task_unit.h"
 #include "cores.h"
-#include "engine/future_state.h"
-#include "engine/loop.h"
-#include "engine/scheduler.h"
+#include "engine/range_body.h"
 #include "future.h"
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+#include "runtime/task_entries.h"
+#endif
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -92,54 +97,62 @@ using ResultOf = typename std::conditional_t<
 //! nested loops and recursive tasks work; on R's main thread it keeps R
 //! responsive (output, progress, interrupts). Idle workers spin for a few
 //! microseconds and then sleep: an idle pool uses no CPU.
+//!
+//! The pool itself is the runtime's (compiled once, in RcppSpool's shared
+//! library in R): this class holds its handle and packages the tasks.
 class ThreadPool {
 public:
     //! A pool with defaultThreads() workers.
-    ThreadPool() : ThreadPool(defaultThreads()) {}
-    //! A pool with `nWorkers` workers; 0 runs every task inline on the caller.
-    explicit ThreadPool(std::size_t nWorkers) : ThreadPool(nWorkers, nullptr) {}
+    ThreadPool() : ThreadPool(client::kAutoThreads) {}
+    //! A pool with `nWorkers` workers (0 to 1024); 0 runs every task inline
+    //! on the caller.
+    explicit ThreadPool(std::size_t nWorkers)
+    {
+        client::call(RCPPSPOOL_API(poolCreate), nWorkers, &pool_);
+        owned_ = true;
+    }
 
     //! Never hangs: waits for running tasks, drops queued ones (none runs
     //! after it returns; futures of dropped tasks report a cancellation).
     //! Call wait() or join() first to finish all work.
-    ~ThreadPool() = default;
+    ~ThreadPool()
+    {
+        if (owned_) RCPPSPOOL_API(poolDestroy)(pool_);
+    }
 
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
     //! The process-wide pool used by the free functions (parallelFor, async, ...).
     //! It starts with defaultThreads() workers; setNumThreads() on it works
-    //! before and after first use. Its destruction at exit waits only for
-    //! running tasks.
-    //! In a package whose headers' ABI version the installed RcppSpool
-    //! package does not serve, it borrows that package's workers instead of
-    //! starting threads of its own (see engine/thread_lender.h).
-    RCPPSPOOL_HIDDEN static ThreadPool& globalInstance();
+    //! before and after first use. One per process, whichever package asks:
+    //! the runtime's.
+    RCPPSPOOL_HIDDEN static ThreadPool& globalInstance()
+    {
+        // Never destroyed: the runtime's pool lives as long as the runtime.
+        static ThreadPool* const global = new ThreadPool(Global{});
+        return *global;
+    }
 
     //! Queues `f(args...)`; f and args are decay-copied. Returns at once.
     template <class F, class... Args>
     void push(F&& f, Args&&... args)
     {
-        checkUsable();
-        engine::Context* ctx = sched_->contextForNewWork();
-        ctx->add(1);
-        sched_->submit(engine::Task::make(detail::bind(std::forward<F>(f), std::forward<Args>(args)...), ctx));
+        submit(client::kSubmitPush, client::makeTask(detail::bind(std::forward<F>(f), std::forward<Args>(args)...)));
     }
 
     //! Queues `f(args...)` and returns a Future for its result.
     template <class F, class... Args>
     auto pushReturn(F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
     {
-        checkUsable();
         using R = detail::ResultOf<F, Args...>;
         auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
-        using Computes = engine::ResultTask<R, decltype(call)>;
+        using Computes = client::ResultTask<R, decltype(call)>;
         // Two references: the task's and the Future's.
-        auto* state = new engine::FutureState<R>(sched_.get(), 2, engine::Task::inlineKind<Computes>());
-        engine::Context* ctx = sched_->contextForResultTask();
-        if (ctx) ctx->add(1);
-        sched_->submit(engine::Task::make(Computes{state, std::move(call)}, ctx));
-        return Future<R>(state);
+        auto* state = new client::FutureState<R>(pool_, 2, client::inlineOpOf<Computes>());
+        Future<R> future(state);
+        submit(client::kSubmitResult, client::makeTask(Computes{state, std::move(call)}));
+        return future;
     }
 
     //! Queues `f(item)` for every item (each item copied into its task).
@@ -156,13 +169,12 @@ public:
     template <class F>
     void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F&& f, std::size_t nBatches = 0)
     {
-        checkUsable();
         if (end <= begin) return;
-        engine::Context* owner = sched_->contextForNewWork();
-        owner->add(1);
-        auto* loop = new engine::DetachedLoop<std::decay_t<F>>(std::forward<F>(f), *sched_, begin, end, nBatches, owner);
-        loop->invite(false);
-        loop->release();
+        using Body = DetachedBody<std::decay_t<F>>;
+        auto* body = new Body{std::forward<F>(f)};
+        // The runtime owns `body` from here on (also if the call fails).
+        client::call(RCPPSPOOL_API(poolParallelFor), pool_, begin, end, &Body::chunk, static_cast<void*>(body),
+                     &Body::destroy, nBatches);
     }
 
     //! Runs `f(item)` for every element of `items` (by reference: keep
@@ -181,23 +193,18 @@ public:
     //! for with their Future (its get() helps in the same way). On R's main
     //! thread it keeps R responsive; on an interrupt it drops queued work,
     //! waits for running tasks and throws UserInterruptException.
-    void wait() { waitImpl(std::chrono::steady_clock::time_point::max()); }
+    void wait() { waitNs(-1); }
 
     //! wait(), then stops the workers. The pool stays usable (as RcppThread's):
     //! the next push or loop starts the same number of workers again.
-    void join()
-    {
-        wait();
-        if (joinedWorkers_ == 0) joinedWorkers_ = sched_->numWorkers();
-        sched_->resize(0);
-    }
+    void join() { control(client::kPoolJoin); }
 
     //! wait() for at most `d`; true if all work finished in time.
     template <class Rep, class Per>
     bool waitFor(std::chrono::duration<Rep, Per> d)
     {
-        return waitImpl(std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(d));
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+        return waitNs(ns < 0 ? 0 : ns);
     }
     //! wait() until `t` at the latest; true if all work finished in time.
     template <class Clock, class Dur>
@@ -207,97 +214,78 @@ public:
     }
 
     //! While paused no task starts; running tasks go on. Pushing still works.
-    void pause() { sched_->pause(); }
-    void unpause() { sched_->unpause(); }
-    bool isPaused() const { return sched_->isPaused(); }
+    void pause() { control(client::kPoolPause); }
+    void unpause() { control(client::kPoolUnpause); }
+    bool isPaused() const { return control(client::kPoolIsPaused) != 0; }
 
-    std::size_t getNumThreads() const { return sched_->numWorkers(); }
+    std::size_t getNumThreads() const { return control(client::kPoolNumThreads); }
     //! Changes the number of workers (0 to 1024): waits for running tasks,
     //! keeps queued ones. Not callable from a task of this pool.
-    void setNumThreads(std::size_t n)
-    {
-        sched_->resize(checkCount(n));
-        joinedWorkers_ = 0;
-    }
+    void setNumThreads(std::size_t n) { control(client::kPoolSetNumThreads, n); }
     void resize(std::size_t n) { setNumThreads(n); }
 
     //! Tasks pushed and not started yet (including while paused).
-    std::size_t getTasksQueued() const { return sched_->tasksQueued(); }
+    std::size_t getTasksQueued() const { return control(client::kPoolTasksQueued); }
     //! Tasks executing now.
-    std::size_t getTasksRunning() const { return sched_->tasksRunning(); }
+    std::size_t getTasksRunning() const { return control(client::kPoolTasksRunning); }
     std::size_t getTasksTotal() const { return getTasksQueued() + getTasksRunning(); }
 
-    //! The scheduler underneath (for the library's own free functions).
-    engine::Scheduler& scheduler() { return *sched_; }
+    //! The runtime's handle of this pool (for the library's own functions).
+    void* handle() const noexcept { return pool_; }
+
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+    //! The scheduler underneath, where the runtime is compiled in (tests,
+    //! benchmarks): clients of the table never see it.
+    engine::Scheduler& scheduler() { return static_cast<runtime::Pool*>(pool_)->scheduler(); }
+#endif
 
 private:
-    //! The global pool: defaultThreads() workers, lent by the process's
-    //! runtime when this shared object cannot share it.
-    struct Global;
-    ThreadPool(std::size_t nWorkers, const engine::ThreadLender* lender)
-        : sched_(new engine::Scheduler(checkCount(nWorkers), lender))
+    struct Global {};
+    explicit ThreadPool(Global) { client::call(RCPPSPOOL_API(globalPool), &pool_); }
+
+    //! A loop body that the runtime runs in chunks and frees.
+    template <class F>
+    struct DetachedBody {
+        F f;
+        static client::ErrorBox* chunk(void* self, std::ptrdiff_t b, std::ptrdiff_t e) noexcept
+        {
+            try {
+                engine::runChunk(static_cast<DetachedBody*>(self)->f, b, e);
+                return nullptr;
+            } catch (...) {
+                return client::task_detail::boxCurrentException();
+            }
+        }
+        static void destroy(void* self) { delete static_cast<DetachedBody*>(self); }
+    };
+
+    void submit(int how, client::TaskUnit task)
     {
+        char message[256];
+        message[0] = '\0';
+        const int status = RCPPSPOOL_API(submit)(pool_, how, nullptr, &task, message, sizeof message);
+        if (status == client::kOk) return;
+        task.op(client::kTaskDiscard, task.storage);  // not queued: release it (a future reports it cancelled)
+        client::throwStatus(status, message);
     }
 
-    static std::size_t checkCount(std::size_t n)
+    std::size_t control(int what, std::size_t value = 0) const
     {
-        if (n > 1024) throw std::invalid_argument("RcppSpool: a pool has 0 to 1024 workers, not " + std::to_string(n));
-        return n;
-    }
-    // After join(): bring the workers back.
-    void checkUsable()
-    {
-        if (joinedWorkers_ != 0) sched_->resize(std::exchange(joinedWorkers_, 0));
+        std::size_t out = 0;
+        client::call(RCPPSPOOL_API(poolControl), pool_, what, value, &out);
+        return out;
     }
 
-    bool waitImpl(std::chrono::steady_clock::time_point deadline)
+    bool waitNs(std::int64_t timeoutNs)
     {
-        engine::Scheduler& s = *sched_;
-        if (s.forked()) {
-            // In a forked child everything ran inline; counts inherited from
-            // the parent will never drop.
-            engine::endBlockingCall(s.root().hasError() ? s.root().takeError() : nullptr);
-            return true;
-        }
-        engine::Frame* f = engine::currentFrame();
-        if (f && f->scheduler == &s) {
-            // Inside one of our tasks: wait for what this task pushed, not for itself.
-            engine::Context* c = f->children;
-            if (!c) return true;
-            if (!s.waitUntil(c, [c] { return c->pending() <= 1; }, deadline)) return false;
-            if (c->hasError()) std::rethrow_exception(c->takeError());
-            return true;
-        }
-        engine::Context& root = s.root();
-        const bool service = engine::onServiceThread();
-        bool finished = s.waitUntilDoneOrInterrupted(service, &root, [&] { return root.done(); }, deadline);
-        if (service && engine::interruptRequested()) {
-            s.dropQueued();
-            s.waitUntil(&root, [&] { return root.done(); });
-            root.takeError();  // superseded by the interrupt
-            engine::endBlockingCall(nullptr);  // throws UserInterruptException
-        }
-        if (!finished) {
-            engine::endBlockingCall(nullptr);
-            return false;
-        }
-        engine::endBlockingCall(root.hasError() ? root.takeError() : nullptr);
-        return true;
+        int finished = 0;
+        client::callForError(RCPPSPOOL_API(poolWait), pool_, timeoutNs, &finished);
+        return finished != 0;
     }
 
-    std::unique_ptr<engine::Scheduler> sched_;
-    std::size_t joinedWorkers_ = 0;  // workers to restart after join(), if any
+    void* pool_ = nullptr;
+    bool owned_ = false;  // false for the global pool's handle
 };
-
-struct ThreadPool::Global : ThreadPool {
-    Global() : ThreadPool(defaultThreads(), engine::runtime::threadLender()) {}
-};
-
-RCPPSPOOL_HIDDEN inline ThreadPool& ThreadPool::globalInstance()
-{
-    static ThreadPool* const pool = engine::runtime::state<Global, engine::runtime::Slot::globalPool>();
-    return *pool;
-}
 
 }  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool

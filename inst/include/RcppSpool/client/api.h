@@ -132,12 +132,14 @@ inline const ApiTable& api()
 #endif
 
 //! Throws what `status` (not kOk) reports: the user's interrupt as
-//! UserInterruptException, kInvalidArgument as std::invalid_argument, the
-//! rest as std::runtime_error, with `message`.
+//! UserInterruptException, kInvalidArgument as std::invalid_argument,
+//! kLogicError as std::logic_error, the rest as std::runtime_error, with
+//! `message`.
 [[noreturn]] inline void throwStatus(int status, const char* message)
 {
     if (status == kInterrupted) std::rethrow_exception(engine::interruptError());
     if (status == kInvalidArgument) throw std::invalid_argument(message);
+    if (status == kLogicError) throw std::logic_error(message);
     throw std::runtime_error(message[0] ? message : "RcppSpool: a parallel call failed");
 }
 

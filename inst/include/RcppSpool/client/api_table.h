@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "task_unit.h"
+
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace client {
@@ -33,6 +35,33 @@ enum ApiStatus : int {
     kInterrupted = 2,      //!< the user interrupted (Ctrl-C in R)
     kInvalidArgument = 3,  //!< a bad setting or argument; the message says which
     kFailed = 4,           //!< any other error of the runtime; the message says what
+    kLogicError = 5,       //!< a call the object's state does not allow (since version 3)
+};
+
+//! What ApiTable::poolControl does.
+enum PoolControl : int {
+    kPoolNumThreads = 0,     //!< out: the number of workers
+    kPoolSetNumThreads = 1,  //!< value: the new number of workers (0 to 1024)
+    kPoolPause = 2,
+    kPoolUnpause = 3,
+    kPoolIsPaused = 4,       //!< out: 1 if paused
+    kPoolTasksQueued = 5,    //!< out
+    kPoolTasksRunning = 6,   //!< out
+    kPoolJoin = 7,           //!< wait, then stop the workers until new work comes
+    kPoolTasksPushed = 8,    //!< out: tasks queued since the pool started
+};
+
+//! How ApiTable::submit counts a task.
+enum SubmitHow : int {
+    kSubmitPush = 0,     //!< as push(): waited for by the pool's wait() (or the pushing task's)
+    kSubmitResult = 1,   //!< a task with a Future (its storage starts with its FutureCore*)
+    kSubmitToGroup = 2,  //!< in the TaskGroup whose storage is `group`
+};
+
+//! ApiTable::futureWait's flags.
+enum WaitFlags : int {
+    kWaitAbandon = 1,  //!< if the wait ends unready (an interrupt), abandon the task and wait for it if it runs
+    kWaitQuiet = 2,    //!< never report the interrupt (a destructor's wait)
 };
 
 //! nThreads for "what defaultThreads() says", decided by the runtime.
@@ -103,10 +132,77 @@ struct ApiTable {
     //! Registers (`add` 1) a progress object for the main thread to draw,
     //! or unregisters it (0): once that returns, `draw` is not called again.
     void (*registerProgress)(int add, void* self, DrawFn draw);
+
+    // -- version 3: pools, tasks, futures, groups (handles and client/task_unit.h) --
+    //! A new pool of nWorkers workers (kAutoThreads: defaultThreads()), its handle into `*pool`.
+    int (*poolCreate)(std::size_t nWorkers, void** pool, char* message, std::size_t messageSize);
+    //! Waits for running tasks, drops queued ones, frees the pool.
+    void (*poolDestroy)(void* pool);
+    //! The process's global pool (created at first use).
+    int (*globalPool)(void** pool, char* message, std::size_t messageSize);
+    //! What PoolControl `what` says, with `value` in and `*out` out.
+    int (*poolControl)(void* pool, int what, std::size_t value, std::size_t* out, char* message,
+                       std::size_t messageSize);
+    //! Queues a copy of `task` (its `context` is written first), counted as
+    //! `how` (SubmitHow) says. Runs it at once when the pool has no workers.
+    int (*submit)(void* pool, int how, void* group, TaskUnit* task, char* message, std::size_t messageSize);
+    //! ThreadPool::wait(): for at most timeoutNs (negative: no limit);
+    //! `*finished` 0 if the time ran out. kCallbackFailed with the first
+    //! task's error in `*error`, to rethrow; kInterrupted.
+    int (*poolWait)(void* pool, std::int64_t timeoutNs, int* finished, ErrorBox** error, char* message,
+                    std::size_t messageSize);
+    //! ThreadPool::parallelFor(): `chunk(self, b, e)` over [begin, end),
+    //! returns at once; the pool's wait() ends it. The runtime owns `self`
+    //! from the call on and frees it with `destroy(self)` once, when the loop
+    //! is done (also when the call fails).
+    int (*poolParallelFor)(void* pool, std::ptrdiff_t begin, std::ptrdiff_t end, ChunkFn chunk, void* self,
+                           void (*destroy)(void*), std::size_t nBatches, char* message, std::size_t messageSize);
+    //! async(async | deferred)'s choice: 1 if a call spawned now, from the
+    //! stack frame at `frame`, is better run by its caller than queued.
+    int (*prefersCallerRuns)(void* pool, const void* frame);
+    //! A result is ready (`core->ready` set just before): wakes its waiters.
+    void (*futureCompleted)(FutureCore* core);
+    //! get()'s join on a worker: if the task that computes `core` (a task of
+    //! op `kind`) is on top of the calling worker's deque (under tasks it
+    //! pushed later, which it runs first), runs it for the getter (sets
+    //! `core->forGetter`: the result is kept, not published) and returns 1;
+    //! else 0 (wait with futureWait).
+    int (*futureJoinOwn)(FutureCore* core, TaskOp kind);
+    //! Waits (helping, or servicing R) for `core->ready`, for at most
+    //! timeoutNs (negative: no limit); `*ready` says if it is. On R's main
+    //! thread the user's interrupt ends the wait (kInterrupted, unless
+    //! kWaitQuiet). WaitFlags in `flags`.
+    int (*futureWait)(FutureCore* core, std::int64_t timeoutNs, int flags, int* ready, char* message,
+                      std::size_t messageSize);
+    //! Nobody will take the result: a task not started is skipped; a running
+    //! one is waited for.
+    void (*futureAbandon)(FutureCore* core);
+    //! TaskGroup::wait() on the group in `storage` (kGroupBytes, its first
+    //! word null while no task was run); closes it (first word null again).
+    int (*groupWait)(void* storage, ErrorBox** error, char* message, std::size_t messageSize);
+    //! TaskGroup::cancel() (opens the group on `pool` if it is closed).
+    int (*groupCancel)(void* storage, void* pool, char* message, std::size_t messageSize);
+    //! TaskGroup::isCancelled().
+    int (*groupCancelled)(void* storage);
+    //! TaskGroup's destructor: waits for the group's tasks, closes it.
+    void (*groupClose)(void* storage);
+    //! The calling thread's worker index in the pool it serves, or -1.
+    std::ptrdiff_t (*currentWorkerIndex)();
+    //! 1 on the thread the runtime keeps responsive (R's main thread).
+    int (*onServiceThread)();
+    //! A blocking call of the client ends (Thread::join()): on R's main
+    //! thread, releases output and reports (kInterrupted) and clears the
+    //! user's interrupt.
+    int (*endBlockingCall)(char* message, std::size_t messageSize);
+    //! The runtime's interrupt flag, a std::atomic<bool>: true from the
+    //! user's interrupt until it is reported on R's main thread. A client
+    //! reads it where isInterrupted() is asked off the main thread (a load,
+    //! no call) and in its tasks.
+    void* (*interruptFlag)();
 };
 
 //! The version of the table these headers know.
-constexpr std::uint32_t kApiVersion = 2;
+constexpr std::uint32_t kApiVersion = 3;
 
 }  // namespace client
 }  // namespace RCPPSPOOL_ABI

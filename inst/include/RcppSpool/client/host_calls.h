@@ -7,6 +7,7 @@
 
 #include "../abi.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 
@@ -56,6 +57,48 @@ inline void writeText(host::Stream s, const char* text, std::size_t size, int ki
 #endif
 }
 
+//! True on the thread that a blocking call must keep responsive and report
+//! the user's interrupt on: R's main thread (no such thread without R).
+inline bool onServiceThread() noexcept
+{
+#if defined(RCPPSPOOL_STANDALONE)
+    return false;
+#else
+    return host::isMainThread();
+#endif
+}
+
+//! The runtime's interrupt flag (ApiTable::interruptFlag). Until this
+//! shared object can have the runtime (an R package with LinkingTo only,
+//! asked on a thread of its own before anything loaded RcppSpool), a flag
+//! of its own, never raised: no loop of the runtime runs for it then.
+RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
+{
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+    return engine::interruptFlag();
+#else
+    static std::atomic<std::atomic<bool>*> cached{nullptr};
+    if (std::atomic<bool>* f = cached.load(std::memory_order_acquire)) return *f;
+#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
+    const ApiTable* t = host_detail::tableIfAny();
+#else
+    const ApiTable* t = &api();
+#endif
+    if (t) {
+        auto* f = static_cast<std::atomic<bool>*>(t->interruptFlag());
+        cached.store(f, std::memory_order_release);
+        return *f;
+    }
+    static std::atomic<bool> none{false};
+    return none;
+#endif
+}
+//! True once the user interrupted, until it is reported (a load).
+[[gnu::always_inline]] inline bool interruptRequested() noexcept
+{
+    return interruptFlag().load(std::memory_order_relaxed);
+}
+
 //! True once the user interrupted (see ApiTable::interrupted); `consume`:
 //! it is being reported on the main thread.
 inline bool interrupted(bool consume)
@@ -63,18 +106,25 @@ inline bool interrupted(bool consume)
     const int how = consume ? 1 : 0;
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
     const ApiTable* t = host_detail::tableIfAny();
-    const bool asked = t && t->interrupted(how) != 0;
+    if (!t) {
+        // No runtime yet: R itself is asked, on its main thread.
+        return onServiceThread() && host::pollInterrupt();
+    }
+    return t->interrupted(how) != 0;
 #else
-    const bool asked = RCPPSPOOL_API(interrupted)(how) != 0;
+    return RCPPSPOOL_API(interrupted)(how) != 0;
 #endif
-    // This shared object's flag is the runtime's, or (a package that keeps a
-    // pool of its own: see host_detail::service()) raised from it.
-    const bool r = asked || engine::interruptRequested();
-    if (consume && engine::onServiceThread())
-        engine::interruptFlag().store(false, std::memory_order_relaxed);
-    else if (r)
-        engine::interruptFlag().store(true, std::memory_order_relaxed);
-    return r;
+}
+
+//! What R's main thread does while it waits (ApiTable::serviceMainThread):
+//! release output, draw progress, poll the interrupt, run main-thread calls.
+inline void serviceMainThread()
+{
+#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
+    if (const ApiTable* t = host_detail::tableIfAny()) t->serviceMainThread(0);
+#else
+    RCPPSPOOL_API(serviceMainThread)(0);
+#endif
 }
 
 //! Hands `call` to R's main thread (see ApiTable::postMainCall). Throws if
@@ -94,46 +144,6 @@ inline void registerProgress(bool add, void* self, DrawFn draw) noexcept
 #endif
 }
 
-#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
-namespace host_detail {
-
-// A package that shares the runtime's state uses the runtime's own host
-// hooks. One that does not (its headers are of another ABI version, and it
-// borrows the runtime's workers; or it has LinkingTo only and was loaded
-// before RcppSpool) keeps a pool of its own whose waits on R's main thread
-// call these: the runtime's service, through the table, and this shared
-// object's interrupt flag raised from the runtime's.
-
-inline void service()
-{
-    if (const ApiTable* t = tableIfAny()) {
-        if (t->interrupted(0)) engine::interruptFlag().store(true, std::memory_order_relaxed);
-    } else if (host::pollInterrupt()) {
-        engine::interruptFlag().store(true, std::memory_order_relaxed);
-    }
-}
-
-inline void afterBlockingCall()
-{
-    const ApiTable* t = tableIfAny();
-    if (!t) return;
-    t->serviceMainThread(1);
-    // The call ends with the interrupt (engine::endBlockingCall()): the
-    // runtime's flag, if it is not this one, is reported too.
-    if (engine::interruptRequested() && !engine::runtime::threadLender()) t->interrupted(1);
-}
-
-RCPPSPOOL_HIDDEN inline const bool hooksInstalled = [] {
-    if (engine::runtime::sharedTable()) return true;
-    auto& h = engine::hostHooks();
-    h.isServiceThread = &host::isMainThread;
-    h.service = &service;
-    h.afterBlockingCall = &afterBlockingCall;
-    return true;
-}();
-
-}  // namespace host_detail
-#endif
 
 }  // namespace client
 }  // namespace RCPPSPOOL_ABI

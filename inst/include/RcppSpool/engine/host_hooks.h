@@ -65,10 +65,7 @@ inline bool serviceRequested() noexcept { return serviceRequests().pending.load(
 //! chunk, queued tasks are dropped, and the waiting call throws.
 RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
 {
-    // A borrower of another ABI version shares its lender's flag.
-    static std::atomic<bool>* const flag =
-        runtime::threadLender() ? static_cast<std::atomic<bool>*>(runtime::threadLender()->interruptFlag)
-                                : runtime::state<std::atomic<bool>, runtime::Slot::interruptFlag>();
+    static std::atomic<bool>* const flag = runtime::state<std::atomic<bool>, runtime::Slot::interruptFlag>();
     return *flag;
 }
 [[gnu::always_inline]] inline bool interruptRequested() noexcept

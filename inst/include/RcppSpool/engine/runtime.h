@@ -1,18 +1,9 @@
-// Where the process-wide state lives: in this shared object, or in the one
-// runtime of the process that the RcppSpool package serves to every package.
+// Where the process-wide state lives: in the one shared object that compiles
+// the runtime (see client/api.h), one copy per process.
 #pragma once
 
 #include "../abi.h"
-#include "thread_lender.h"
 
-#include <condition_variable>
-#include <cstddef>
-#include <cstdint>
-#include <deque>
-#include <exception>
-#include <mutex>
-#include <string>
-#include <thread>
 #include <type_traits>
 #if defined(__MINGW32__)
 #include <pthread.h>
@@ -23,19 +14,18 @@ inline namespace RCPPSPOOL_ABI {
 namespace engine {
 namespace runtime {
 
-//! The pieces of process-wide state. Every function of the headers that
-//! keeps state for the whole process (marked RCPPSPOOL_HIDDEN) gets it here,
-//! so that all packages of one ABI version share one copy: one global pool
-//! and its workers, one interrupt flag, what each thread runs. (The host's
-//! state and the thread settings are the runtime's alone: clients reach
-//! them through its table, client/api_table.h.) The order is part of the
-//! ABI: append, and bump the version.
+//! The pieces of process-wide state of the runtime: one global pool and its
+//! workers, one interrupt flag, what each thread runs. (Until ABI 10 the
+//! RcppSpool package served them to clients of its ABI version, which ran
+//! inline copies of the engine on them; since ABI 11 clients reach the
+//! runtime only through its table, client/api_table.h, and packages built
+//! against older headers borrow its workers: thread_lender.h.)
 enum class Slot : int {
     hostHooks,       //!< engine::HostHooks
     interruptFlag,   //!< std::atomic<bool>
     cancelEpoch,     //!< std::atomic<unsigned> (Context::cancelled()'s shortcut)
     forkGeneration,  //!< std::atomic<unsigned>
-    globalPool,      //!< ThreadPool
+    globalPool,      //!< runtime::Pool
     serviceRequests, //!< engine::ServiceRequests (since ABI 3)
     count
 };
@@ -48,82 +38,13 @@ enum class ThreadSlot : int {
     count
 };
 
-//! What a runtime serves: its ABI version and the address of each piece of
-//! state (for the calling thread, for a ThreadSlot). A C-compatible table of
-//! function pointers, so that it can cross shared objects through R's
-//! registered C-callables.
-struct Table {
-    std::uint32_t abiVersion;
-    std::uint32_t size;  //!< sizeof(Table) of the runtime
-    void* (*state)(int slot);
-    void* (*threadState)(int slot);
-};
-
-//! What must match, besides RCPPSPOOL_ABI_VERSION, for two shared objects to
-//! share state: the standard library (two of them, or two configurations of
-//! one, lay out std::mutex, std::deque and std::string differently) and the
-//! sizes of the standard types our shared state holds.
-inline std::string fingerprint()
-{
-    std::string s = "abi" + std::to_string(RCPPSPOOL_ABI_VERSION);
-#if defined(_LIBCPP_VERSION)
-    s += " libc++ " + std::to_string(_LIBCPP_VERSION);
-#elif defined(__GLIBCXX__)
-    s += " libstdc++ " + std::to_string(_GLIBCXX_RELEASE);
-#else
-    s += " other";
-#endif
-#if defined(_GLIBCXX_DEBUG) || defined(_LIBCPP_DEBUG)
-    s += " debug";
-#endif
-    const std::size_t sizes[] = {sizeof(std::mutex), sizeof(std::condition_variable), sizeof(std::deque<int>),
-                                 sizeof(std::string), sizeof(std::exception_ptr), sizeof(std::thread),
-                                 sizeof(void*), alignof(std::max_align_t)};
-    for (std::size_t z : sizes) s += " " + std::to_string(z);
-    return s;
-}
-
-//! The shared runtime's table, or null when this shared object keeps its own
-//! state (standalone C++, the RcppSpool package itself, a client that cannot
-//! reach a runtime of its ABI version). Defined by the host: the standalone
-//! host has none; the R host asks the RcppSpool package once, when this
-//! shared object is loaded (see host/r_runtime.h).
-#ifdef RCPPSPOOL_STANDALONE
-inline const Table* findSharedTable() noexcept { return nullptr; }  // plain C++: nothing to share
-#else
-inline const Table* findSharedTable() noexcept;
-#endif
-
-//! The table this shared object uses, decided once.
-RCPPSPOOL_HIDDEN inline const Table* sharedTable() noexcept
-{
-    static const Table* const table = findSharedTable();
-    return table;
-}
-
-//! A runtime that lends this shared object its threads when it cannot share
-//! its state (another ABI version: see ThreadLender), or null. Defined by
-//! the host, like findSharedTable().
-#ifdef RCPPSPOOL_STANDALONE
-inline const ThreadLender* findThreadLender() noexcept { return nullptr; }
-#else
-inline const ThreadLender* findThreadLender() noexcept;
-#endif
-
-//! The lender this shared object's global pool borrows its workers from,
-//! decided once (after sharedTable(): never both).
-RCPPSPOOL_HIDDEN inline const ThreadLender* threadLender() noexcept
-{
-    static const ThreadLender* const lender = sharedTable() ? nullptr : findThreadLender();
-    return lender;
-}
-
-//! The piece of state `S` of type T: the shared runtime's, else this shared
-//! object's own. Call it once per accessor and keep the pointer.
+//! The piece of state `S` of type T: one per shared object that compiles
+//! the runtime (RcppSpool's library in R, the program in plain C++). Since
+//! ABI 11 no other shared object shares it: a client reaches the runtime
+//! through its table (client/api_table.h) and compiles none of this state.
 template <class T, Slot S>
 RCPPSPOOL_HIDDEN T* state()
 {
-    if (const Table* t = sharedTable()) return static_cast<T*>(t->state(static_cast<int>(S)));
     static T own;
     return &own;
 }
@@ -166,15 +87,8 @@ RCPPSPOOL_HIDDEN T* threadLocalObject()
 template <class T, ThreadSlot S>
 RCPPSPOOL_HIDDEN T* threadState()
 {
-    if (const Table* t = sharedTable()) return static_cast<T*>(t->threadState(static_cast<int>(S)));
     return threadLocalObject<T, std::integral_constant<ThreadSlot, S>>();
 }
-
-//! True when this shared object uses the process's shared runtime.
-inline bool usesSharedRuntime() noexcept { return sharedTable() != nullptr; }
-//! True when its global pool borrows the workers of a runtime it cannot
-//! share (another ABI version): see threadLender().
-inline bool borrowsThreads() noexcept { return threadLender() != nullptr; }
 
 }  // namespace runtime
 }  // namespace engine

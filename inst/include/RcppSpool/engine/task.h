@@ -6,15 +6,39 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
+
+#include "../client/task_unit.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace engine {
 
 class Context;
+
+//! What the engine throws for a client's task that failed (its op returned
+//! the error boxed: client/task_unit.h): kept as any task's error is, and
+//! handed back, box and all, to whoever waits.
+class TaskFailed {
+public:
+    explicit TaskFailed(client::ErrorBox* box) : holder_(std::make_shared<Holder>(box)) {}
+    //! The box, for the caller to rethrow (null if taken already).
+    client::ErrorBox* take() const noexcept { return holder_->box.exchange(nullptr); }
+
+private:
+    struct Holder {
+        explicit Holder(client::ErrorBox* b) : box(b) {}
+        ~Holder()
+        {
+            if (client::ErrorBox* b = box.load()) b->destroy(b);
+        }
+        std::atomic<client::ErrorBox*> box;
+    };
+    std::shared_ptr<Holder> holder_;  // exceptions are copied: one box for all copies
+};
 
 //! A type-erased, move-only callable of fixed size (64 bytes).
 //!
@@ -24,9 +48,10 @@ class Context;
 //! heap. Because inline closures are trivially copyable, a Task can be copied
 //! bytewise into a deque slot made of atomic words (see TaskSlot): a thief may
 //! read a slot while its owner overwrites it, which would otherwise be a race.
+//! Its layout is the table's TaskUnit (client/task_unit.h): a client's task
+//! is copied in as it is, its op the client's code.
 class Task {
-    enum class Op { run, discard };
-    using OpFn = void (*)(Op, unsigned char*);
+    using OpFn = client::TaskOp;
 
 public:
     static constexpr std::size_t kInlineBytes = 48;
@@ -40,25 +65,37 @@ public:
     {
         using Fn = std::decay_t<F>;
         Task t;
-        t.ctx_ = ctx;
+        t.u_.context = ctx;
         if constexpr (fitsInline<Fn>()) {
-            ::new (static_cast<void*>(t.storage_)) Fn(std::forward<F>(f));
-            t.op_ = &inlineOp<Fn>;
+            ::new (static_cast<void*>(t.u_.storage)) Fn(std::forward<F>(f));
+            t.u_.op = &inlineOp<Fn>;
         } else {
             Fn* p = new Fn(std::forward<F>(f));
-            std::memcpy(t.storage_, &p, sizeof(p));
-            t.op_ = &heapOp<Fn>;
+            std::memcpy(t.u_.storage, &p, sizeof(p));
+            t.u_.op = &heapOp<Fn>;
         }
         return t;
     }
 
-    //! Runs the callable and releases it (also if it throws).
-    void run() { op_(Op::run, storage_); }
-    //! Releases the callable without running it.
-    void discard() noexcept { op_(Op::discard, storage_); }
+    //! A client's task, as it came through the table, counted in `ctx`: the
+    //! record itself, not a copy (a Task is a TaskUnit and nothing more).
+    static const Task& of(client::TaskUnit& u, Context* ctx) noexcept
+    {
+        u.context = ctx;
+        return *std::launder(reinterpret_cast<const Task*>(&u));
+    }
 
-    Context* context() const noexcept { return ctx_; }
-    explicit operator bool() const noexcept { return op_ != nullptr; }
+    //! Runs the callable and releases it (also if it throws); a client's
+    //! task that failed throws TaskFailed.
+    void run()
+    {
+        if (client::ErrorBox* e = u_.op(client::kTaskRun, u_.storage)) failed(e);
+    }
+    //! Releases the callable without running it.
+    void discard() noexcept { u_.op(client::kTaskDiscard, u_.storage); }
+
+    Context* context() const noexcept { return static_cast<Context*>(u_.context); }
+    explicit operator bool() const noexcept { return u_.op != nullptr; }
 
     //! What kind of task a Task is: tasks made (by this copy of the header)
     //! from callables of one type, held inline, are of one kind.
@@ -77,12 +114,12 @@ public:
 
     //! True if this task is of kind `k` (not null) and its callable starts
     //! with the pointer `first` (how a Future's get() recognises the task
-    //! that computes its result: see FutureState::popOwnTask()).
+    //! that computes its result: see ApiTable::futureJoinOwn).
     bool holds(Kind k, const void* first) const noexcept
     {
-        if (op_ != k) return false;
+        if (u_.op != k) return false;
         const void* p;
-        std::memcpy(&p, storage_, sizeof(p));
+        std::memcpy(&p, u_.storage, sizeof(p));
         return p == first;
     }
 
@@ -92,7 +129,7 @@ public:
     const Fn* inlineAs() const noexcept
     {
         if constexpr (fitsInline<Fn>()) {
-            if (op_ == &inlineOp<Fn>) return std::launder(reinterpret_cast<const Fn*>(storage_));
+            if (u_.op == &inlineOp<Fn>) return std::launder(reinterpret_cast<const Fn*>(u_.storage));
         }
         return nullptr;
     }
@@ -113,20 +150,23 @@ private:
     template <class Fn>
     struct HasDiscard<Fn, std::void_t<decltype(std::declval<Fn&>().discard())>> : std::true_type {};
 
+    [[noreturn, gnu::noinline, gnu::cold]] static void failed(client::ErrorBox* e) { throw TaskFailed(e); }
+
     template <class Fn>
-    static void inlineOp(Op op, unsigned char* s)
+    static client::ErrorBox* inlineOp(int op, unsigned char* s)
     {
         // Trivially copyable: no destructor to call.
         Fn& f = *std::launder(reinterpret_cast<Fn*>(s));
-        if (op == Op::run) {
+        if (op == client::kTaskRun) {
             f();
         } else if constexpr (HasDiscard<Fn>::value) {
             f.discard();
         }
+        return nullptr;
     }
 
     template <class Fn>
-    static void heapOp(Op op, unsigned char* s)
+    static client::ErrorBox* heapOp(int op, unsigned char* s)
     {
         Fn* p;
         std::memcpy(&p, s, sizeof(p));
@@ -134,21 +174,24 @@ private:
             Fn* p;
             ~Deleter() { delete p; }
         } guard{p};
-        if (op == Op::run) {
+        if (op == client::kTaskRun) {
             (*p)();
         } else if constexpr (HasDiscard<Fn>::value) {
             p->discard();
         }
+        return nullptr;
     }
 
-    OpFn op_ = nullptr;
-    Context* ctx_ = nullptr;
-    alignas(8) unsigned char storage_[kInlineBytes];
+    // The contract's record itself (not a copy of its fields), so that a
+    // client's TaskUnit is used in place: see Task::of().
+    client::TaskUnit u_;
 
     friend class TaskSlot;
 };
 
 static_assert(sizeof(Task) == 64, "Task is meant to fill one cache line");
+static_assert(sizeof(Task) == sizeof(client::TaskUnit) && alignof(Task) == alignof(client::TaskUnit),
+              "Task is a TaskUnit");
 static_assert(std::is_trivially_copyable<Task>::value, "Task is copied bytewise");
 
 //! One deque slot: a Task stored as atomic words, so that concurrent reads by

@@ -8,8 +8,8 @@
 #include "../client/api_table.h"
 #include "../cores.h"
 #include "../engine/loop.h"
-#include "../thread_pool.h"
 #include "status.h"
+#include "task_entries.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -24,7 +24,7 @@ inline int parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, client::RangeFn
             if (body(self, b, e) != 0) throw CallbackFailed{};
         };
         const std::size_t n = nThreads == client::kAutoThreads ? ::RcppSpool::defaultThreads() : nThreads;
-        engine::blockingFor(ThreadPool::globalInstance().scheduler(), begin, end, chunk, n, nBatches);
+        engine::blockingFor(Pool::global().scheduler(), begin, end, chunk, n, nBatches);
     });
 }
 

@@ -9,9 +9,12 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 #include "../client/api_table.h"
+#include "../client/task_unit.h"
 #include "../engine/host_hooks.h"
+#include "../engine/task.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -34,17 +37,31 @@ inline void report(const char* text, char* message, std::size_t size) noexcept
 //! exception crosses the table. Inlined into each entry point: as a call of
 //! its own it cost a blocking loop over 2 items ~20 instructions of
 //! prologue and epilogue (callgrind).
+//! `box`: where a client's task error (engine::TaskFailed) goes, boxed, with
+//! kCallbackFailed; null where none can come.
 template <class F>
-[[gnu::always_inline]] inline int guarded(char* message, std::size_t size, F&& f) noexcept
+[[gnu::always_inline]] inline int guarded(char* message, std::size_t size, client::ErrorBox** box, F&& f) noexcept
 {
     try {
         f();
         return client::kOk;
     } catch (const CallbackFailed&) {
         return client::kCallbackFailed;
+    } catch (const engine::TaskFailed& failed) {
+        client::ErrorBox* b = failed.take();
+        if (box) {
+            *box = b;
+        } else if (b) {
+            b->destroy(b);
+        }
+        if (!box || !b) report("RcppSpool: a task's error was lost", message, size);
+        return box && b ? client::kCallbackFailed : client::kFailed;
     } catch (const std::invalid_argument& e) {
         report(e.what(), message, size);
         return client::kInvalidArgument;
+    } catch (const std::logic_error& e) {
+        report(e.what(), message, size);
+        return client::kLogicError;
     } catch (const std::exception& e) {
         // The user's interrupt comes in whichever type the host installed
         // (engine::interruptError(): UserInterruptException with Rcpp's
@@ -58,6 +75,11 @@ template <class F>
         report("RcppSpool: an unknown error in the runtime", message, size);
         return client::kFailed;
     }
+}
+template <class F>
+[[gnu::always_inline]] inline int guarded(char* message, std::size_t size, F&& f) noexcept
+{
+    return guarded(message, size, nullptr, std::forward<F>(f));
 }
 
 }  // namespace runtime

@@ -7,6 +7,7 @@
 #include "../client/api_table.h"
 #include "host_entries.h"
 #include "loop_entries.h"
+#include "task_entries.h"
 #include "thread_counts.h"
 
 namespace RcppSpool {
@@ -18,7 +19,13 @@ RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
 {
     static const client::ApiTable table{client::kApiVersion, sizeof(client::ApiTable), &parallelFor, &availableCores,
                                         &defaultThreads, &write, &interrupted, &serviceMainThread,
-                                        &postMainCall, &registerProgress};
+                                        &postMainCall, &registerProgress,
+                                        // version 3
+                                        &poolCreate, &poolDestroy, &globalPool, &poolControl, &submit, &poolWait,
+                                        &poolParallelFor, &prefersCallerRuns, &futureCompleted, &futureJoinOwn,
+                                        &futureWait, &futureAbandon, &groupWait, &groupCancel, &groupCancelled,
+                                        &groupClose, &currentWorkerIndex, &onServiceThread, &endBlockingCall,
+                                        &interruptFlag};
     return table;
 }
 

@@ -97,20 +97,6 @@ Rcpp::List spoolLocalPoolThreads(int nWorkers, int n, double ms)
                               Rcpp::Named("threads") = threads.size());
 }
 
-// What the global pool is in this process (creating it if it was not yet
-// used): its workers, whether it was created before a fork (then everything
-// runs inline on the caller), and the fork generation.
-// [[Rcpp::export(.spool_global_pool_state, rng = false)]]
-Rcpp::List spoolGlobalPoolState()
-{
-    auto& s = RcppSpool::ThreadPool::globalInstance().scheduler();
-    return Rcpp::List::create(Rcpp::Named("workers") = static_cast<int>(s.numWorkers()),
-                              Rcpp::Named("forked") = s.forked(),
-                              Rcpp::Named("inline") = s.inlineMode(),
-                              Rcpp::Named("concurrency") = static_cast<int>(s.concurrency()),
-                              Rcpp::Named("generation") = static_cast<int>(RcppSpool::engine::forkGeneration()));
-}
-
 // Pushes `nTasks` tasks of `ms` milliseconds to the global pool and returns
 // at once, leaving the pool busy (for forking while it works).
 // [[Rcpp::export(.spool_busy_start, rng = false)]]

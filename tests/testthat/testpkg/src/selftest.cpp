@@ -102,7 +102,7 @@ Rcpp::List spoolHostInfo()
     } catch (...) {
     }
     return Rcpp::List::create(Rcpp::Named("mainThread") = RcppSpool::host::isMainThread(),
-                              Rcpp::Named("serviceThread") = RcppSpool::engine::onServiceThread(),
+                              Rcpp::Named("serviceThread") = RcppSpool::client::onServiceThread(),
                               Rcpp::Named("rcppInterrupt") = isUserInterrupt);
 }
 

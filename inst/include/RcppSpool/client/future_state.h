@@ -1,0 +1,319 @@
+// The state a task shares with the Future that waits for its result: the
+// client's side of it. The runtime sees its FutureCore only (task_unit.h);
+// the result, its type and its exception stay here.
+#pragma once
+
+#include "../abi.h"
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "../engine/block_cache.h"
+#include "../engine/host_hooks.h"
+#include "../engine/runtime.h"
+#include "api.h"
+#include "host_calls.h"
+#include "task_unit.h"
+#if defined(RCPPSPOOL_RUNTIME_HERE)
+#include "../runtime/task_entries.h"
+#endif
+
+namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
+namespace client {
+
+//! Calls the runtime's `entry` with `args` and a message buffer; throws what
+//! a status other than kOk reports (a client's error in `*box`, if any, is
+//! rethrown).
+template <class Entry, class... A>
+void call(Entry entry, A... args)
+{
+    char message[256];
+    message[0] = '\0';
+    const int status = entry(args..., message, sizeof message);
+    if (status != kOk) throwStatus(status, message);
+}
+//! The same for an entry that may hand back a task's error.
+template <class Entry, class... A>
+void callForError(Entry entry, A... args)
+{
+    char message[256];
+    message[0] = '\0';
+    ErrorBox* box = nullptr;
+    const int status = entry(args..., &box, message, sizeof message);
+    if (status == kCallbackFailed && box) {
+        box->rethrow(box);
+        std::terminate();  // (rethrow never returns)
+    }
+    if (status != kOk) throwStatus(status, message);
+}
+
+//! A blocking call of this client ends: on R's main thread, the runtime
+//! releases output and the user's interrupt is thrown (and cleared); else
+//! `error`, if any, is rethrown.
+inline void endBlockingCall(std::exception_ptr error = nullptr)
+{
+    if (onServiceThread()) call(RCPPSPOOL_API(endBlockingCall));
+    if (error) std::rethrow_exception(error);
+}
+
+namespace state_detail {
+struct CacheTag {};
+//! This thread's freed states, kept for its next ones: states come and go
+//! at the rate of tasks (see engine::BlockCache).
+RCPPSPOOL_HIDDEN inline engine::BlockCache& cache() noexcept
+{
+    static thread_local engine::BlockCache* const c = engine::runtime::threadLocalObject<engine::BlockCache, CacheTag>();
+    return *c;
+}
+}  // namespace state_detail
+
+//! Shared by a task and its Future: the result (or exception), and the core
+//! the runtime completes and waits on. For deferred work
+//! (std::launch::deferred) it holds the work itself, run by the first wait.
+template <class T>
+class FutureState : public FutureCore {
+public:
+    //! `pool`: the runtime's pool of the task (null: none). `refs`: how many
+    //! owners start with it (the Future, and the task if any). `task`: the op
+    //! of the task that computes the result (a ResultTask held in its record,
+    //! which then starts with this state's core), or null: see runOwnTask().
+    explicit FutureState(void* pool, int refs = 1, TaskOp task = nullptr) : task_(task)
+    {
+        this->pool = pool;
+        this->refs.store(refs, std::memory_order_relaxed);
+    }
+
+    static void* operator new(std::size_t bytes)
+    {
+        if (void* p = state_detail::cache().take(bytes)) return p;
+        return ::operator new(engine::BlockCache::rounded(bytes));
+    }
+    static void operator delete(void* p, std::size_t bytes) noexcept
+    {
+        if (!state_detail::cache().give(p, bytes)) ::operator delete(p);
+    }
+    // A result type aligned beyond operator new's guarantee: the heap's own.
+    static void* operator new(std::size_t bytes, std::align_val_t a) { return ::operator new(bytes, a); }
+    static void operator delete(void* p, std::size_t, std::align_val_t a) noexcept { ::operator delete(p, a); }
+
+    template <class F>
+    void run(F& f) noexcept
+    {
+        compute(f);
+        markReady();
+    }
+
+    //! Runs `f` and keeps its result or exception, without completing:
+    //! complete() (or fail()) does that. For a caller that may replace the
+    //! exception first (see onMainThread()).
+    template <class F>
+    void compute(F& f) noexcept
+    {
+        try {
+            if constexpr (std::is_void<T>::value) {
+                f();
+            } else if constexpr (std::is_reference<T>::value) {
+                ::new (static_cast<void*>(storage_)) Stored(std::addressof(f()));
+                hasValue_ = true;
+            } else {
+                ::new (static_cast<void*>(storage_)) Stored(f());
+                hasValue_ = true;
+            }
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+    }
+    //! Completes after compute().
+    void complete() noexcept { markReady(); }
+    //! The exception compute() kept, if any.
+    const std::exception_ptr& error() const noexcept { return error_; }
+
+    //! The task was dropped before it ran (pool destroyed, interrupt, error elsewhere).
+    void cancel() noexcept
+    {
+        keepCancellation();
+        markReady();
+    }
+    //! What cancel() keeps, without completing.
+    void keepCancellation() noexcept
+    {
+        try {
+            if (client::interruptRequested())
+                error_ = engine::interruptError();
+            else
+                error_ = std::make_exception_ptr(std::runtime_error("RcppSpool: the task was cancelled before it ran"));
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+    }
+
+    //! Completes with `error` instead of a result.
+    void fail(std::exception_ptr error) noexcept
+    {
+        error_ = std::move(error);
+        markReady();
+    }
+
+    bool isReady() const noexcept { return ready.load(std::memory_order_acquire) != 0; }
+
+    //! The join of a task with a result on its own worker, as fib's with
+    //! async() and get() (ApiTable::futureJoinOwn): true if the calling
+    //! worker ran the task itself, for the getter. The result (or exception)
+    //! is then there to take(), unpublished, and both references are the
+    //! caller's. False when the result is ready, the task was taken by
+    //! another thread, or the caller is not a worker of the pool: wait then.
+    [[gnu::always_inline]] bool runOwnTask()
+    {
+        return task_ && !isReady() && pool && RCPPSPOOL_API(futureJoinOwn)(this, task_) != 0;
+    }
+    bool forGetter() const noexcept { return FutureCore::forGetter != 0; }
+
+    //! Nobody will take the result: if the task has not started, it is
+    //! skipped (reported cancelled) instead of run; deferred work is dropped.
+    void abandon() noexcept
+    {
+        abandoned.store(1, std::memory_order_release);
+        if (deferred_) {
+            deferred_ = nullptr;
+            cancel();
+        }
+    }
+    bool isAbandoned() const noexcept { return abandoned.load(std::memory_order_acquire) != 0; }
+
+    //! Waits (helping, or servicing R) until ready; on R's main thread the
+    //! user's interrupt ends the wait: the task is then abandoned (skipped
+    //! if not started, else waited for) and the interrupt thrown.
+    void waitOrThrow()
+    {
+        runDeferred();
+        if (isReady()) {
+            if (onServiceThread()) endBlockingCall();
+            return;
+        }
+        int done = 0;
+        call(RCPPSPOOL_API(futureWait), static_cast<FutureCore*>(this), std::int64_t{-1}, int{kWaitAbandon}, &done);
+    }
+
+    //! Waits at most `timeoutNs` (negative: no limit); false if not ready
+    //! then. Throws the user's interrupt on R's main thread.
+    bool waitFor(std::int64_t timeoutNs)
+    {
+        runDeferred();
+        if (isReady()) {
+            if (onServiceThread()) endBlockingCall();
+            return true;
+        }
+        int done = 0;
+        call(RCPPSPOOL_API(futureWait), static_cast<FutureCore*>(this), timeoutNs, 0, &done);
+        return done != 0;
+    }
+
+    //! A Future going away: deferred work is dropped, a queued task is
+    //! waited for (helping), through interrupts too, and never throws.
+    void settleQuietly() noexcept
+    {
+        if (isDeferred()) return abandon();
+        if (isReady()) return;
+        char message[256];
+        int done = 0;
+        const int status = RCPPSPOOL_API(futureWait)(this, -1, kWaitQuiet | kWaitAbandon, &done, message,
+                                                     sizeof message);
+        if (status != kOk || !done) RCPPSPOOL_API(futureAbandon)(this);
+    }
+
+    //! Moves the result out (or throws the task's exception). Call once, when ready.
+    T take()
+    {
+        if (error_) std::rethrow_exception(error_);
+        if constexpr (std::is_reference<T>::value)
+            return static_cast<T>(**stored());
+        else if constexpr (!std::is_void<T>::value)
+            return std::move(*stored());
+    }
+
+    void setDeferred(std::function<void()> work) { deferred_ = std::move(work); }
+    bool isDeferred() const { return static_cast<bool>(deferred_); }
+
+    void release() noexcept
+    {
+        if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+
+    ~FutureState()
+    {
+        if constexpr (!std::is_void<T>::value)
+            if (hasValue_) stored()->~Stored();
+    }
+
+private:
+    // What is kept: the value; for a reference result, a pointer; for void, nothing.
+    using Stored = std::conditional_t<std::is_void<T>::value, char,
+                                      std::conditional_t<std::is_reference<T>::value,
+                                                         std::remove_reference_t<T>*, T>>;
+    Stored* stored() { return std::launder(reinterpret_cast<Stored*>(storage_)); }
+
+    void runDeferred()
+    {
+        if (!deferred_) return;
+        auto work = std::move(deferred_);
+        deferred_ = nullptr;
+        work();
+    }
+
+    void markReady() noexcept
+    {
+        ready.store(1, std::memory_order_seq_cst);
+        if (pool) RCPPSPOOL_API(futureCompleted)(this);
+    }
+
+    bool hasValue_ = false;
+    TaskOp task_;
+    alignas(Stored) unsigned char storage_[sizeof(Stored)];
+    std::exception_ptr error_;
+    std::function<void()> deferred_;
+};
+
+//! The task that computes a FutureState's result: its core and a callable.
+//! It owns one reference to the state.
+template <class T, class F>
+struct ResultTask {
+    FutureCore* core;  // first: see ApiTable::futureJoinOwn
+    F f;
+    FutureState<T>* state() const noexcept { return static_cast<FutureState<T>*>(core); }
+    void operator()()
+    {
+        FutureState<T>* s = state();
+        if (s->forGetter()) {
+            // Run by the Future's get() itself (see FutureState::runOwnTask()).
+            if (client::interruptRequested())
+                s->keepCancellation();
+            else
+                s->compute(f);
+            return;
+        }
+        // Result tasks are not dropped by the runtime on an interrupt, so
+        // they check themselves; nor is a task whose Future is gone.
+        if (client::interruptRequested() || s->isAbandoned())
+            s->cancel();
+        else
+            s->run(f);
+        s->release();
+    }
+    void discard()
+    {
+        state()->cancel();
+        state()->release();
+    }
+};
+
+}  // namespace client
+}  // namespace RCPPSPOOL_ABI
+}  // namespace RcppSpool

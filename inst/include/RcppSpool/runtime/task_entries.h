@@ -1,0 +1,325 @@
+// The runtime's pools, tasks, futures and groups, as clients call them
+// (client/api_table.h, version 3; the client side: thread_pool.h,
+// future.h, task_group.h).
+#pragma once
+
+#include "../abi.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <utility>
+
+#include "../client/api_table.h"
+#include "../client/task_unit.h"
+#include "../cores.h"
+#include "../engine/loop.h"
+#include "../engine/scheduler.h"
+#include "pool.h"
+#include "status.h"
+
+namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
+namespace runtime {
+
+RCPPSPOOL_HIDDEN inline Pool& Pool::global()
+{
+    struct Global : Pool {
+        Global() : Pool(::RcppSpool::defaultThreads()) {}
+    };
+    static Pool* const pool = engine::runtime::state<Global, engine::runtime::Slot::globalPool>();
+    return *pool;
+}
+
+namespace task_detail {
+
+inline Pool& poolAt(void* pool) noexcept { return *static_cast<Pool*>(pool); }
+
+//! The deadline `timeoutNs` from now (negative: none).
+inline std::chrono::steady_clock::time_point deadlineIn(std::int64_t timeoutNs)
+{
+    if (timeoutNs < 0) return std::chrono::steady_clock::time_point::max();
+    return std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeoutNs);
+}
+
+//! A TaskGroup's state, in the storage its client keeps (kGroupBytes). The
+//! first word is the contract's open mark: null while closed (the client
+//! zeroes it), the scheduler once open.
+struct Group {
+    engine::Scheduler* sched;
+    engine::Context ctx;
+    explicit Group(engine::Scheduler& s) : sched(&s), ctx(engine::Scheduler::enclosingContext()) {}
+};
+static_assert(sizeof(Group) <= client::kGroupBytes && alignof(Group) <= client::kGroupAlign,
+              "a TaskGroup keeps kGroupBytes for the runtime's group");
+
+//! The group in `storage`, or null while it is closed.
+inline Group* openGroup(void* storage) noexcept
+{
+    void* mark;
+    std::memcpy(&mark, storage, sizeof(mark));
+    return mark ? std::launder(static_cast<Group*>(storage)) : nullptr;
+}
+//! The group in `storage`, opened on `pool` if it was closed.
+inline Group& groupOn(void* storage, void* pool)
+{
+    if (Group* g = openGroup(storage)) return *g;
+    return *::new (storage) Group(poolAt(pool).scheduler());
+}
+//! Destroys the group (its tasks are done) and marks it closed.
+inline void closeGroup(Group* g) noexcept
+{
+    g->~Group();
+    std::memset(static_cast<void*>(g), 0, sizeof(void*));
+}
+
+//! A detached loop's body: the client's chunk function and its object, freed
+//! (destroy) with the loop.
+struct ClientChunks {
+    client::ChunkFn chunk;
+    void* self;
+    void (*destroy)(void*);
+    ClientChunks(client::ChunkFn c, void* s, void (*d)(void*)) noexcept : chunk(c), self(s), destroy(d) {}
+    ClientChunks(ClientChunks&& o) noexcept : chunk(o.chunk), self(std::exchange(o.self, nullptr)), destroy(o.destroy)
+    {
+    }
+    ClientChunks(const ClientChunks&) = delete;
+    ~ClientChunks()
+    {
+        if (self) destroy(self);
+    }
+    void operator()(std::ptrdiff_t b, std::ptrdiff_t e) const
+    {
+        if (client::ErrorBox* error = chunk(self, b, e)) throw engine::TaskFailed(error);
+    }
+};
+
+}  // namespace task_detail
+
+//! ApiTable::poolCreate.
+inline int poolCreate(std::size_t nWorkers, void** pool, char* message, std::size_t size)
+{
+    return guarded(message, size, [&] {
+        *pool = new Pool(nWorkers == client::kAutoThreads ? ::RcppSpool::defaultThreads() : nWorkers);
+    });
+}
+
+//! ApiTable::poolDestroy.
+inline void poolDestroy(void* pool) { delete static_cast<Pool*>(pool); }
+
+//! ApiTable::globalPool.
+inline int globalPool(void** pool, char* message, std::size_t size)
+{
+    return guarded(message, size, [&] { *pool = &Pool::global(); });
+}
+
+//! ApiTable::poolControl.
+inline int poolControl(void* pool, int what, std::size_t value, std::size_t* out, char* message, std::size_t size)
+{
+    return guarded(message, size, [&] {
+        Pool& p = task_detail::poolAt(pool);
+        engine::Scheduler& s = p.scheduler();
+        std::size_t result = 0;
+        switch (what) {
+        case client::kPoolNumThreads: result = s.numWorkers(); break;
+        case client::kPoolSetNumThreads: p.setNumThreads(value); break;
+        case client::kPoolPause: s.pause(); break;
+        case client::kPoolUnpause: s.unpause(); break;
+        case client::kPoolIsPaused: result = s.isPaused(); break;
+        case client::kPoolTasksQueued: result = s.tasksQueued(); break;
+        case client::kPoolTasksRunning: result = s.tasksRunning(); break;
+        case client::kPoolJoin: p.join(); break;
+        case client::kPoolTasksPushed: result = s.tasksPushed(); break;
+        default: throw std::invalid_argument("RcppSpool: unknown pool control " + std::to_string(what));
+        }
+        if (out) *out = result;
+    });
+}
+
+//! ApiTable::submit.
+inline int submit(void* pool, int how, void* group, client::TaskUnit* task, char* message, std::size_t size)
+{
+    return guarded(message, size, [&] {
+        Pool& p = task_detail::poolAt(pool);
+        engine::Scheduler& s = p.scheduler();
+        engine::Context* ctx;
+        if (how == client::kSubmitToGroup) {
+            ctx = &task_detail::groupOn(group, pool).ctx;
+        } else {
+            p.checkUsable();
+            ctx = how == client::kSubmitResult ? s.contextForResultTask() : s.contextForNewWork();
+        }
+        if (ctx) ctx->add(1);
+        s.submit(engine::Task::of(*task, ctx));
+    });
+}
+
+//! ApiTable::poolWait.
+inline int poolWait(void* pool, std::int64_t timeoutNs, int* finished, client::ErrorBox** error, char* message,
+                    std::size_t size)
+{
+    *finished = 0;
+    return guarded(message, size, error,
+                   [&] { *finished = task_detail::poolAt(pool).wait(task_detail::deadlineIn(timeoutNs)); });
+}
+
+//! ApiTable::poolParallelFor.
+inline int poolParallelFor(void* pool, std::ptrdiff_t begin, std::ptrdiff_t end, client::ChunkFn chunk, void* self,
+                           void (*destroy)(void*), std::size_t nBatches, char* message, std::size_t size)
+{
+    task_detail::ClientChunks body(chunk, self, destroy);  // from here on, self is ours
+    return guarded(message, size, [&] {
+        Pool& p = task_detail::poolAt(pool);
+        engine::Scheduler& s = p.scheduler();
+        p.checkUsable();
+        if (end <= begin) return;
+        engine::Context* owner = s.contextForNewWork();
+        owner->add(1);
+        engine::DetachedLoop<task_detail::ClientChunks>* loop;
+        try {
+            loop = new engine::DetachedLoop<task_detail::ClientChunks>(std::move(body), s, begin, end, nBatches, owner);
+        } catch (...) {
+            s.finish(owner);
+            throw;
+        }
+        loop->invite(false);
+        loop->release();
+    });
+}
+
+//! ApiTable::prefersCallerRuns.
+inline int prefersCallerRuns(void* pool, const void* frame)
+{
+    return task_detail::poolAt(pool).scheduler().prefersCallerRuns(frame) ? 1 : 0;
+}
+
+//! ApiTable::futureCompleted.
+inline void futureCompleted(client::FutureCore* core)
+{
+    if (core->pool) task_detail::poolAt(core->pool).scheduler().notifyCompletion(core);
+}
+
+//! ApiTable::futureJoinOwn.
+inline int futureJoinOwn(client::FutureCore* core, client::TaskOp kind)
+{
+    if (!core->pool || core->ready.load(std::memory_order_acquire)) return 0;
+    engine::Scheduler& s = task_detail::poolAt(core->pool).scheduler();
+    engine::Task mine;
+    const auto joined = s.joinOwn([core] { return core->ready.load(std::memory_order_acquire) != 0; },
+                                  [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine);
+    if (joined != engine::Scheduler::OwnJoin::mine) return 0;
+    core->forGetter = 1;
+    s.executeOwn(mine);
+    return 1;
+}
+
+namespace task_detail {
+inline void abandonAndWait(client::FutureCore* core, engine::Scheduler* s)
+{
+    auto ready = [core] { return core->ready.load(std::memory_order_acquire) != 0; };
+    if (ready()) return;
+    core->abandoned.store(1, std::memory_order_release);
+    if (ready() || !s || s->forked()) return;
+    s->waitUntil(core, ready);
+}
+}  // namespace task_detail
+
+//! ApiTable::futureWait.
+inline int futureWait(client::FutureCore* core, std::int64_t timeoutNs, int flags, int* isReady, char* message,
+                      std::size_t size)
+{
+    *isReady = 0;
+    return guarded(message, size, [&] {
+        engine::Scheduler* s = core->pool ? &task_detail::poolAt(core->pool).scheduler() : nullptr;
+        auto ready = [core] { return core->ready.load(std::memory_order_acquire) != 0; };
+        const bool service = s ? s->isServiceThread() : engine::onServiceThread();
+        bool done = ready();
+        if (!done && s && !s->forked())
+            done = s->waitUntilDoneOrInterrupted(service, core, ready, task_detail::deadlineIn(timeoutNs)) && ready();
+        if (!done && (flags & client::kWaitAbandon)) task_detail::abandonAndWait(core, s);
+        *isReady = done;
+        if (service && !(flags & client::kWaitQuiet)) engine::endBlockingCall(nullptr, true);
+    });
+}
+
+//! ApiTable::futureAbandon.
+inline void futureAbandon(client::FutureCore* core)
+{
+    task_detail::abandonAndWait(core, core->pool ? &task_detail::poolAt(core->pool).scheduler() : nullptr);
+}
+
+//! ApiTable::groupWait.
+inline int groupWait(void* storage, client::ErrorBox** error, char* message, std::size_t size)
+{
+    task_detail::Group* g = task_detail::openGroup(storage);
+    if (!g) return client::kOk;
+    struct Close {
+        task_detail::Group* g;
+        ~Close() { task_detail::closeGroup(g); }
+    } close{g};
+    engine::Scheduler& s = *g->sched;
+    engine::Context& ctx = g->ctx;
+    // A recursion's join on a worker: the group's tasks are on top of its
+    // own deque; once they are run and none failed, nothing is left to do.
+    if (engine::Task t; s.joinOwn([&] { return ctx.done(); }, [](const engine::Task&) { return false; }, t) ==
+                            engine::Scheduler::OwnJoin::done &&
+                        !ctx.hasError())
+        return client::kOk;
+    return guarded(message, size, error, [&] {
+        const bool service = s.isServiceThread();
+        if (!s.forked()) s.waitUntilDoneOrInterrupted(service, &ctx, [&] { return ctx.done(); });
+        if (!ctx.done()) {  // interrupted
+            ctx.cancel();
+            s.waitUntil(&ctx, [&] { return ctx.done(); });
+            ctx.takeError();
+        }
+        // Off the service thread and without an error there is nothing to end
+        // (a recursion's common case).
+        if (ctx.hasError())
+            engine::endBlockingCall(ctx.takeError(), service);
+        else if (service)
+            engine::endBlockingCall(nullptr, service);
+    });
+}
+
+//! ApiTable::groupCancel.
+inline int groupCancel(void* storage, void* pool, char* message, std::size_t size)
+{
+    return guarded(message, size, [&] { task_detail::groupOn(storage, pool).ctx.cancel(); });
+}
+
+//! ApiTable::groupCancelled.
+inline int groupCancelled(void* storage)
+{
+    const task_detail::Group* g = task_detail::openGroup(storage);
+    return g && g->ctx.cancelled() ? 1 : 0;
+}
+
+//! ApiTable::groupClose.
+inline void groupClose(void* storage)
+{
+    task_detail::Group* g = task_detail::openGroup(storage);
+    if (!g) return;
+    if (!g->ctx.done() && !g->sched->forked()) g->sched->waitUntil(&g->ctx, [g] { return g->ctx.done(); });
+    task_detail::closeGroup(g);
+}
+
+//! ApiTable::currentWorkerIndex.
+inline std::ptrdiff_t currentWorkerIndex() { return engine::Scheduler::currentWorkerIndex(); }
+
+//! ApiTable::onServiceThread.
+inline int onServiceThread() { return engine::onServiceThread() ? 1 : 0; }
+
+//! ApiTable::interruptFlag.
+inline void* interruptFlag() { return &engine::interruptFlag(); }
+
+//! ApiTable::endBlockingCall.
+inline int endBlockingCall(char* message, std::size_t size)
+{
+    return guarded(message, size, [] { engine::endBlockingCall(nullptr); });
+}
+
+}  // namespace runtime
+}  // namespace RCPPSPOOL_ABI
+}  // namespace RcppSpool
