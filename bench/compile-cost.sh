@@ -33,9 +33,9 @@ mapfile -t dirs < <(Rscript -e 'p <- function(x) if (nzchar(x)) x else "-"
       p(system.file("include", package = "RcppThread")), sep = "\n")')
 [ "${dirs[1]}" != - ] || { echo "compile-cost: Rcpp is not installed" >&2; exit 2; }
 flags=(-std=gnu++17 -O2 -g -fpic "-I${dirs[0]}" "-I${dirs[1]}")
-cases=(rcpp spool0 spool1 spool5)
+cases=(rcpp spool0 spool1 spool5 spoolT)
 if [ "${dirs[2]}" != - ]; then
-  cases=(rcpp thread1 thread5 spool0 spool1 spool5)
+  cases=(rcpp thread1 thread5 threadT spool0 spool1 spool5 spoolT)
 else
   echo "compile-cost: RcppThread is not installed: its cases are skipped"
 fi
@@ -66,11 +66,31 @@ Rcpp::NumericVector loop$k(Rcpp::NumericVector x) {
 EOF
   done
 }
+# tasks_of NS: the same with a pool of its own (push, pushReturn, wait) and
+# async(), the task API that RcppThread and RcppSpool have in common.
+tasks_of() {
+  source_of "$1" 0
+  cat <<EOF
+
+// [[Rcpp::export]]
+double tasks(int n) {
+    std::atomic<long> s{0};
+    $1::ThreadPool pool(2);
+    for (int i = 0; i < n; ++i) pool.push([&s, i] { s += i; });
+    auto f = pool.pushReturn([n] { return 2.0 * n; });
+    pool.wait();
+    auto g = $1::async([n] { return 3.0 * n; });
+    return static_cast<double>(s.load()) + f.get() + g.get();
+}
+EOF
+}
 declare -A label=([rcpp]="Rcpp, serial only" [thread1]="RcppThread, 1 parallelFor"
-  [thread5]="RcppThread, 5 parallelFor" [spool0]="RcppSpool, header only"
-  [spool1]="RcppSpool, 1 parallelFor" [spool5]="RcppSpool, 5 parallelFor")
+  [thread5]="RcppThread, 5 parallelFor" [threadT]="RcppThread, tasks" [spool0]="RcppSpool, header only"
+  [spool1]="RcppSpool, 1 parallelFor" [spool5]="RcppSpool, 5 parallelFor" [spoolT]="RcppSpool, tasks")
 source_of "" 0 >"$work/rcpp.cpp"
 source_of RcppSpool 0 >"$work/spool0.cpp"
+tasks_of RcppSpool >"$work/spoolT.cpp"
+[ "${dirs[2]}" = - ] || tasks_of RcppThread >"$work/threadT.cpp"
 for n in 1 5; do
   source_of RcppSpool $n >"$work/spool$n.cpp"
   [ "${dirs[2]}" = - ] || source_of RcppThread $n >"$work/thread$n.cpp"
@@ -111,6 +131,8 @@ for n in 1 5; do
   echo "RcppSpool / RcppThread, $n parallelFor: CPU $(ratio "${cpu[spool$n]}" "${cpu[thread$n]}")x," \
     "object $(ratio "${obj[spool$n]}" "${obj[thread$n]}")x"
 done
+echo "RcppSpool / RcppThread, tasks: CPU $(ratio "${cpu[spoolT]}" "${cpu[threadT]}")x," \
+  "object $(ratio "${obj[spoolT]}" "${obj[threadT]}")x"
 printf 'per round, 1 parallelFor, CPU RcppSpool / RcppThread:'
 for r in $(seq 1 "$rounds"); do
   printf ' %s' "$(awk -F, -v r="$r" '$1 == r && $2 == "spool1" { s = $5 } $1 == r && $2 == "thread1" { t = $5 }

@@ -146,6 +146,26 @@ TEST(ThreadPool, ExceptionTypeIsKept)
     EXPECT_THROW(pool.wait(), std::out_of_range);
 }
 
+// join() is wait() and then a stop: a task's error reaches it as wait()'s
+// does (it once went through a runtime call that had no way to hand a
+// client's error back, and came out as "a task's error was lost").
+TEST(ThreadPool, JoinRethrowsATaskErrorAndThePoolWorksAfterwards)
+{
+    RcppSpool::ThreadPool pool(2);
+    pool.push([] { throw std::out_of_range("joined"); });
+    try {
+        pool.join();
+        FAIL() << "join() did not rethrow";
+    } catch (const std::out_of_range& e) {
+        EXPECT_STREQ(e.what(), "joined");
+    }
+    std::atomic<int> after{0};
+    for (int i = 0; i < 100; ++i) pool.push([&after] { after++; });
+    pool.join();
+    EXPECT_EQ(after.load(), 100);
+    EXPECT_EQ(pool.getNumThreads(), 0u);
+}
+
 TEST(ParallelFor, RethrowsTheFirstExceptionAndSkipsTheRest)
 {
     std::atomic<long> ran{0};

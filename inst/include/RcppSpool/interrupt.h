@@ -6,7 +6,7 @@
 #include <exception>
 
 #include "client/host_calls.h"
-#include "engine/host_hooks.h"
+#include "engine/interrupt_error.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {

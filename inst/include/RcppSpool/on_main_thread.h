@@ -69,9 +69,9 @@ struct MainThreadCall final : client::MainCall {
         const host::GuardedEnd end = host::callGuarded(&Body::go, &body, message);
         if (returned) return state->complete();
         if (end == host::GuardedEnd::rError)
-            state->fail(std::make_exception_ptr(RError(message)));
-        else
-            state->fail(engine::interruptError());
+            return state->fail(std::make_exception_ptr(RError(message)));
+        client::interruptFlag().store(true, std::memory_order_relaxed);  // the runtime's: every wait sees it
+        state->fail(engine::interruptError());
     }
     static void runIt(client::MainCall* c)
     {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "client/host_calls.h"
+#include "engine/thread_local_object.h"
 #include "host/stream.h"
 
 namespace RcppSpool {

@@ -129,8 +129,8 @@ public:
     //! the runtime's.
     RCPPSPOOL_HIDDEN static ThreadPool& globalInstance()
     {
-        // Never destroyed: the runtime's pool lives as long as the runtime.
-        static ThreadPool* const global = new ThreadPool(Global{});
+        // Inline, the first-use check only: every async() and TaskGroup asks.
+        static ThreadPool* const global = makeGlobal();
         return *global;
     }
 
@@ -197,7 +197,11 @@ public:
 
     //! wait(), then stops the workers. The pool stays usable (as RcppThread's):
     //! the next push or loop starts the same number of workers again.
-    void join() { control(client::kPoolJoin); }
+    void join()
+    {
+        wait();
+        control(client::kPoolStopWorkers);
+    }
 
     //! wait() for at most `d`; true if all work finished in time.
     template <class Rep, class Per>
@@ -242,6 +246,8 @@ public:
 private:
     struct Global {};
     explicit ThreadPool(Global) { client::call(RCPPSPOOL_API(globalPool), &pool_); }
+    // Never destroyed: the runtime's pool lives as long as the runtime.
+    [[gnu::noinline]] static ThreadPool* makeGlobal() { return new ThreadPool(Global{}); }
 
     //! A loop body that the runtime runs in chunks and frees.
     template <class F>

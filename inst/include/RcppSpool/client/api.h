@@ -24,7 +24,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../engine/host_hooks.h"
+#include "../engine/interrupt_error.h"
 #include "api_table.h"
 
 #if (defined(RCPPSPOOL_STANDALONE) && !defined(RCPPSPOOL_SEPARATE_RUNTIME)) || defined(RCPPSPOOL_RUNTIME_OWNER)

@@ -47,7 +47,7 @@ enum PoolControl : int {
     kPoolIsPaused = 4,       //!< out: 1 if paused
     kPoolTasksQueued = 5,    //!< out
     kPoolTasksRunning = 6,   //!< out
-    kPoolJoin = 7,           //!< wait, then stop the workers until new work comes
+    kPoolStopWorkers = 7,    //!< stop the workers (after their running tasks) until new work comes
     kPoolTasksPushed = 8,    //!< out: tasks queued since the pool started
 };
 

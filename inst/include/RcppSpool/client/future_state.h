@@ -16,8 +16,8 @@
 #include <utility>
 
 #include "../engine/block_cache.h"
-#include "../engine/host_hooks.h"
-#include "../engine/runtime.h"
+#include "../engine/interrupt_error.h"
+#include "../engine/thread_local_object.h"
 #include "api.h"
 #include "host_calls.h"
 #include "task_unit.h"

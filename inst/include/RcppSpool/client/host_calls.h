@@ -11,10 +11,11 @@
 #include <cstddef>
 #include <cstdio>
 
-#include "../engine/host_hooks.h"
+#include "../engine/interrupt_error.h"
 #include "../host/stream.h"
 #include "api.h"
 #if defined(RCPPSPOOL_RUNTIME_HERE)
+#include "../engine/host_hooks.h"
 #include "../runtime/host_entries.h"
 #elif !defined(RCPPSPOOL_STANDALONE)
 #include "../host/main_thread.h"

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <exception>
 
+#include "interrupt_error.h"
 #include "parking.h"
 #include "runtime.h"
 
@@ -71,36 +72,6 @@ RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
 [[gnu::always_inline]] inline bool interruptRequested() noexcept
 {
     return interruptFlag().load(std::memory_order_relaxed);
-}
-
-//! What every exception that reports the user's interrupt says: this one
-//! and the public API's UserInterruptException (both of its variants).
-inline constexpr const char* kInterruptMessage = "C++ call interrupted by the user.";
-
-//! Reports the user's interrupt where no host supplied its own exception.
-class Interrupted : public std::exception {
-public:
-    const char* what() const noexcept override { return kInterruptMessage; }
-};
-
-//! This shared object's own maker of the interrupt's exception (its
-//! UserInterruptException, installed by interrupt.h): never shared, so that
-//! each package throws its own type (with Rcpp's interrupt as a base where
-//! it includes Rcpp), whoever's runtime saw the interrupt.
-struct LocalHooks {
-    std::exception_ptr (*interruptError)() = nullptr;
-};
-RCPPSPOOL_HIDDEN inline LocalHooks& localHooks() noexcept
-{
-    static LocalHooks hooks;
-    return hooks;
-}
-
-//! The exception to throw for the user's interrupt.
-inline std::exception_ptr interruptError()
-{
-    if (auto f = localHooks().interruptError) return f();
-    return std::make_exception_ptr(Interrupted());
 }
 
 }  // namespace engine

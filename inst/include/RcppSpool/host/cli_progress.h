@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "../client/host_calls.h"
 #include "r_api.h"
 #include "main_thread.h"
 #include "r_guarded.h"
@@ -128,7 +129,9 @@ private:
             }
         } data{call, value};
         std::string message;
-        return callGuarded(&Data::go, &data, message) == GuardedEnd::returned;
+        const GuardedEnd end = callGuarded(&Data::go, &data, message);
+        if (end == GuardedEnd::interrupted) client::interruptFlag().store(true, std::memory_order_relaxed);
+        return end == GuardedEnd::returned;
     }
 
     SEXP id_ = nullptr;  // the bar's id (a string), preserved

@@ -12,7 +12,6 @@
 #include "r_api.h"
 #include <Rversion.h>
 
-#include "../engine/host_hooks.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -100,16 +99,14 @@ inline void guardedTop(void* g)
 
 //! Runs `body(data)` on R's main thread where R's API may jump out of it:
 //! an R error is caught (its message in `message`, nothing printed) and the
-//! user's interrupt stops there too (the engine's interrupt flag is raised).
+//! user's interrupt stops there too (GuardedEnd::interrupted: the caller
+//! raises the runtime's interrupt flag, which only it knows where to find).
 //! A jump skips the destructors of C++ objects in `body`'s frames: code that
 //! calls R through Rcpp (Rcpp::Function) or cpp11 gets C++ exceptions instead.
 inline GuardedEnd callGuarded(void (*body)(void*), void* data, std::string& message)
 {
     detail::Guarded g{body, data, &message};
-    if (R_ToplevelExec(detail::guardedTop, &g) == FALSE) {
-        engine::interruptFlag().store(true, std::memory_order_relaxed);
-        return GuardedEnd::interrupted;
-    }
+    if (R_ToplevelExec(detail::guardedTop, &g) == FALSE) return GuardedEnd::interrupted;
     return g.body ? GuardedEnd::returned : GuardedEnd::rError;
 }
 

@@ -55,10 +55,10 @@ public:
         joinedWorkers_ = 0;
     }
 
-    //! ThreadPool::join(): wait(), then the workers stop until new work.
-    void join()
+    //! ThreadPool::join() after its wait(): the workers stop (after their
+    //! running tasks) until new work brings them back.
+    void stopWorkers()
     {
-        wait(std::chrono::steady_clock::time_point::max());
         if (joinedWorkers_ == 0) joinedWorkers_ = sched_.numWorkers();
         sched_.resize(0);
     }

@@ -129,7 +129,7 @@ inline int poolControl(void* pool, int what, std::size_t value, std::size_t* out
         case client::kPoolIsPaused: result = s.isPaused(); break;
         case client::kPoolTasksQueued: result = s.tasksQueued(); break;
         case client::kPoolTasksRunning: result = s.tasksRunning(); break;
-        case client::kPoolJoin: p.join(); break;
+        case client::kPoolStopWorkers: p.stopWorkers(); break;
         case client::kPoolTasksPushed: result = s.tasksPushed(); break;
         default: throw std::invalid_argument("RcppSpool: unknown pool control " + std::to_string(what));
         }
@@ -249,23 +249,17 @@ inline void futureAbandon(client::FutureCore* core)
     task_detail::abandonAndWait(core, core->pool ? &task_detail::poolAt(core->pool).scheduler() : nullptr);
 }
 
-//! ApiTable::groupWait.
-inline int groupWait(void* storage, client::ErrorBox** error, char* message, std::size_t size)
+namespace task_detail {
+//! groupWait() past its fast path: a full wait (helping, or servicing R),
+//! an error, an interrupt. Closes the group.
+[[gnu::noinline]] inline int waitForGroup(Group* g, client::ErrorBox** error, char* message, std::size_t size)
 {
-    task_detail::Group* g = task_detail::openGroup(storage);
-    if (!g) return client::kOk;
     struct Close {
-        task_detail::Group* g;
-        ~Close() { task_detail::closeGroup(g); }
+        Group* g;
+        ~Close() { closeGroup(g); }
     } close{g};
     engine::Scheduler& s = *g->sched;
     engine::Context& ctx = g->ctx;
-    // A recursion's join on a worker: the group's tasks are on top of its
-    // own deque; once they are run and none failed, nothing is left to do.
-    if (engine::Task t; s.joinOwn([&] { return ctx.done(); }, [](const engine::Task&) { return false; }, t) ==
-                            engine::Scheduler::OwnJoin::done &&
-                        !ctx.hasError())
-        return client::kOk;
     return guarded(message, size, error, [&] {
         const bool service = s.isServiceThread();
         if (!s.forked()) s.waitUntilDoneOrInterrupted(service, &ctx, [&] { return ctx.done(); });
@@ -281,6 +275,26 @@ inline int groupWait(void* storage, client::ErrorBox** error, char* message, std
         else if (service)
             engine::endBlockingCall(nullptr, service);
     });
+}
+}  // namespace task_detail
+
+//! ApiTable::groupWait.
+inline int groupWait(void* storage, client::ErrorBox** error, char* message, std::size_t size)
+{
+    task_detail::Group* g = task_detail::openGroup(storage);
+    if (!g) return client::kOk;
+    // A recursion's join on a worker: the group's tasks are on top of its
+    // own deque; once they are run and none failed, nothing is left to do
+    // (the full wait is out of line: this path is one of every spawn's two
+    // calls of a TaskGroup recursion).
+    engine::Context& ctx = g->ctx;
+    if (engine::Task t; g->sched->joinOwn([&] { return ctx.done(); }, [](const engine::Task&) { return false; }, t) ==
+                            engine::Scheduler::OwnJoin::done &&
+                        !ctx.hasError()) {
+        task_detail::closeGroup(g);
+        return client::kOk;
+    }
+    return task_detail::waitForGroup(g, error, message, size);
 }
 
 //! ApiTable::groupCancel.
