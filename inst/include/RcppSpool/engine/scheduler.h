@@ -66,8 +66,9 @@ public:
     Context* contextForResultTask();
 
     //! Queues a task (already counted in its context, if any). Runs it at once
-    //! when the pool has no workers or lives in a forked child.
-    void submit(const Task& t);
+    //! when the pool has no workers or lives in a forked child, or when its
+    //! queue cannot grow (no memory). Never throws.
+    void submit(const Task& t) noexcept;
 
     //! Takes back from the top of the calling thread's own queue the tasks
     //! that `unneeded(task)` names (a loop's tickets once the loop has no

@@ -33,7 +33,7 @@ inline Context* Scheduler::contextForResultTask()
     return f && f->scheduler == this ? nullptr : &root_;
 }
 
-inline void Scheduler::submit(const Task& t)
+inline void Scheduler::submit(const Task& t) noexcept
 {
     if (inlineMode()) {
         executeCopy(t);
@@ -41,12 +41,21 @@ inline void Scheduler::submit(const Task& t)
     }
     Worker* w = currentWorker();
     bump(counters(w).pushed, w);
-    if (w) {
-        pushOwn(*w, t);
-    } else if (ownsOutsideDeque()) {
-        outside_.push(t);
-    } else {
-        injection_.push(t);
+    try {
+        if (w) {
+            pushOwn(*w, t);
+        } else if (ownsOutsideDeque()) {
+            outside_.push(t);
+        } else {
+            injection_.push(t);
+        }
+    } catch (...) {
+        // No memory for a larger queue: the task runs here and now, as in a
+        // pool without workers; nothing is lost and the caller need not
+        // handle a failure (the runtime's submit entry is then a plain
+        // call, no handler of its own: ~12 instructions a spawn).
+        executeCopy(t);
+        return;
     }
     // A worker that is already looking for work will find this task; waking
     // a sleeper too would only put a thread more on the cores.

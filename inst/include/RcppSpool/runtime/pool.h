@@ -47,6 +47,8 @@ public:
     {
         if (joinedWorkers_ != 0) sched_.resize(std::exchange(joinedWorkers_, 0));
     }
+    //! True after join() until checkUsable() brings the workers back.
+    bool stoppedByJoin() const noexcept { return joinedWorkers_ != 0; }
 
     //! ThreadPool::setNumThreads().
     void setNumThreads(std::size_t n)

@@ -62,7 +62,7 @@ inline Group* openGroup(void* storage) noexcept
     return mark ? std::launder(static_cast<Group*>(storage)) : nullptr;
 }
 //! The group in `storage`, opened on `pool` if it was closed.
-inline Group& groupOn(void* storage, void* pool)
+inline Group& groupOn(void* storage, void* pool) noexcept
 {
     if (Group* g = openGroup(storage)) return *g;
     return *::new (storage) Group(poolAt(pool).scheduler());
@@ -137,22 +137,43 @@ inline int poolControl(void* pool, int what, std::size_t value, std::size_t* out
     });
 }
 
-//! ApiTable::submit.
-inline int submit(void* pool, int how, void* group, client::TaskUnit* task, char* message, std::size_t size)
+namespace task_detail {
+//! submit() of work a pool counts (push, pushReturn): restarts workers a
+//! join() stopped, may make the running task's children's context.
+[[gnu::noinline]] inline int submitCounted(Pool& p, int how, client::TaskUnit* task, char* message,
+                                           std::size_t size) noexcept
 {
-    return guarded(message, size, [&] {
-        Pool& p = task_detail::poolAt(pool);
-        engine::Scheduler& s = p.scheduler();
-        engine::Context* ctx;
-        if (how == client::kSubmitToGroup) {
-            ctx = &task_detail::groupOn(group, pool).ctx;
-        } else {
-            p.checkUsable();
-            ctx = how == client::kSubmitResult ? s.contextForResultTask() : s.contextForNewWork();
-        }
-        if (ctx) ctx->add(1);
-        s.submit(engine::Task::of(*task, ctx));
+    engine::Scheduler& s = p.scheduler();
+    engine::Context* ctx = nullptr;
+    const int status = guarded(message, size, [&] {
+        p.checkUsable();
+        ctx = how == client::kSubmitResult ? s.contextForResultTask() : s.contextForNewWork();
     });
+    if (status != client::kOk) return status;
+    if (ctx) ctx->add(1);
+    s.submit(engine::Task::of(*task, ctx));
+    return client::kOk;
+}
+}  // namespace task_detail
+
+//! ApiTable::submit.
+inline int submit(void* pool, int how, void* group, client::TaskUnit* task, char* message, std::size_t size) noexcept
+{
+    Pool& p = task_detail::poolAt(pool);
+    engine::Context* ctx;
+    if (how == client::kSubmitToGroup) {
+        ctx = &task_detail::groupOn(group, pool).ctx;
+    } else if (how == client::kSubmitResult && !p.stoppedByJoin()) {
+        // A result task: counted by the caller's pool from outside it, by
+        // nobody from inside (its Future waits for it).
+        ctx = p.scheduler().contextForResultTask();
+    } else {
+        return task_detail::submitCounted(p, how, task, message, size);
+    }
+    if (ctx) ctx->add(1);
+    // (Scheduler::submit() never throws: the common paths need no handler.)
+    p.scheduler().submit(engine::Task::of(*task, ctx));
+    return client::kOk;
 }
 
 //! ApiTable::poolWait.
