@@ -43,13 +43,8 @@ public:
     void run(F&& f)
     {
         client::TaskUnit task = client::makeTask(std::forward<F>(f));
-        char message[256];
-        message[0] = '\0';
-        const int status = RCPPSPOOL_API(submit)(pool_, client::kSubmitToGroup, storage_, &task, message,
-                                                 sizeof message);
-        if (status == client::kOk) return;
-        task.op(client::kTaskDiscard, task.storage);
-        client::throwStatus(status, message);
+        const int status = RCPPSPOOL_API(submit)(pool_, client::kSubmitToGroup, storage_, &task, nullptr, 0);
+        if (status != client::kOk) client::discardAndThrow(task, status);
     }
 
     //! Waits for all tasks run so far; rethrows the first exception. The group

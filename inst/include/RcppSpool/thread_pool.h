@@ -267,12 +267,8 @@ private:
 
     void submit(int how, client::TaskUnit task)
     {
-        char message[256];
-        message[0] = '\0';
-        const int status = RCPPSPOOL_API(submit)(pool_, how, nullptr, &task, message, sizeof message);
-        if (status == client::kOk) return;
-        task.op(client::kTaskDiscard, task.storage);  // not queued: release it (a future reports it cancelled)
-        client::throwStatus(status, message);
+        const int status = RCPPSPOOL_API(submit)(pool_, how, nullptr, &task, nullptr, 0);
+        if (status != client::kOk) client::discardAndThrow(task, status);
     }
 
     std::size_t control(int what, std::size_t value = 0) const

@@ -94,7 +94,10 @@ enum WriteKind : int {
 //! when it is serviced (at least every 10 ms while it waits).
 using DrawFn = void (*)(void* self);
 
-//! The runtime's entry points. C layout: it crosses shared objects.
+//! The runtime's entry points. C layout: it crosses shared objects. An
+//! entry that reports a message takes a buffer (`message`, `messageSize`);
+//! those of version 3 accept none (null), and then keep the message for
+//! lastMessage().
 struct ApiTable {
     std::uint32_t version;  //!< kApiVersion of the runtime
     std::uint32_t size;     //!< sizeof(ApiTable) of the runtime: entries past it are absent
@@ -199,6 +202,10 @@ struct ApiTable {
     //! reads it where isInterrupted() is asked off the main thread (a load,
     //! no call) and in its tasks.
     void* (*interruptFlag)();
+    //! The message of the calling thread's last call that failed having been
+    //! given no buffer (`message` null; every entry of version 3 allows it,
+    //! so that hot calls keep no buffer in their callers' frames).
+    void (*lastMessage)(char* message, std::size_t messageSize);
 };
 
 //! The version of the table these headers know.

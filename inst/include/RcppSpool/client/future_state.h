@@ -29,30 +29,50 @@ namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace client {
 
-//! Calls the runtime's `entry` with `args` and a message buffer; throws what
-//! a status other than kOk reports (a client's error in `*box`, if any, is
-//! rethrown).
-template <class Entry, class... A>
-void call(Entry entry, A... args)
+//! Throws what `status` (not kOk) reports, with the message the runtime
+//! kept for this thread (ApiTable::lastMessage). Out of line: the hot calls
+//! keep no message buffer in their frames (a 256-byte buffer in every frame
+//! of a recursion that spawns made fib's stack five times as deep).
+[[noreturn, gnu::noinline, gnu::cold]] inline void throwLastStatus(int status)
 {
     char message[256];
     message[0] = '\0';
-    const int status = entry(args..., message, sizeof message);
-    if (status != kOk) throwStatus(status, message);
+    RCPPSPOOL_API(lastMessage)(message, sizeof message);
+    throwStatus(status, message);
 }
-//! The same for an entry that may hand back a task's error.
-template <class Entry, class... A>
-void callForError(Entry entry, A... args)
+//! The same for a call that may have handed back a task's error.
+[[noreturn, gnu::noinline, gnu::cold]] inline void throwLastStatus(int status, ErrorBox* box)
 {
-    char message[256];
-    message[0] = '\0';
-    ErrorBox* box = nullptr;
-    const int status = entry(args..., &box, message, sizeof message);
     if (status == kCallbackFailed && box) {
         box->rethrow(box);
         std::terminate();  // (rethrow never returns)
     }
-    if (status != kOk) throwStatus(status, message);
+    throwLastStatus(status);
+}
+
+//! A task the runtime did not queue (`status`): released (a future then
+//! reports it cancelled), and the status thrown.
+[[noreturn, gnu::noinline, gnu::cold]] inline void discardAndThrow(TaskUnit& task, int status)
+{
+    task.op(kTaskDiscard, task.storage);
+    throwLastStatus(status);
+}
+
+//! Calls the runtime's `entry` (of version 3: no message buffer) with
+//! `args`; throws what a status other than kOk reports.
+template <class Entry, class... A>
+[[gnu::always_inline]] inline void call(Entry entry, A... args)
+{
+    const int status = entry(args..., nullptr, 0);
+    if (status != kOk) throwLastStatus(status);
+}
+//! The same for an entry that may hand back a task's error, rethrown.
+template <class Entry, class... A>
+[[gnu::always_inline]] inline void callForError(Entry entry, A... args)
+{
+    ErrorBox* box = nullptr;
+    const int status = entry(args..., &box, nullptr, 0);
+    if (status != kOk) throwLastStatus(status, box);
 }
 
 //! A blocking call of this client ends: on R's main thread, the runtime
@@ -222,10 +242,8 @@ public:
     {
         if (isDeferred()) return abandon();
         if (isReady()) return;
-        char message[256];
         int done = 0;
-        const int status = RCPPSPOOL_API(futureWait)(this, -1, kWaitQuiet | kWaitAbandon, &done, message,
-                                                     sizeof message);
+        const int status = RCPPSPOOL_API(futureWait)(this, -1, kWaitQuiet | kWaitAbandon, &done, nullptr, 0);
         if (status != kOk || !done) RCPPSPOOL_API(futureAbandon)(this);
     }
 

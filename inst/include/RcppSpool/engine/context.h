@@ -68,7 +68,7 @@ public:
     //! Cancelled itself or through any enclosing context. Checked before every
     //! task, so the walk up the chain (as deep as the recursion) is skipped
     //! unless some context anywhere was cancelled since this one last looked.
-    bool cancelled() const noexcept
+    [[gnu::always_inline]] bool cancelled() const noexcept
     {
         if (cancelled_.load(std::memory_order_acquire)) return true;
         if (!parent_) return false;

@@ -24,10 +24,23 @@ namespace runtime {
 //! cancels the loop as the body's own exception would.
 struct CallbackFailed {};
 
-//! Copies `text` into `message` (at most `size` bytes, ending in '\0').
+//! The calling thread's last message, for a client that passed no buffer
+//! (ApiTable::lastMessage): a hot call then keeps no buffer in its frame.
+constexpr std::size_t kLastMessageBytes = 256;
+RCPPSPOOL_HIDDEN inline char* lastMessageBuffer() noexcept
+{
+    static thread_local char text[kLastMessageBytes];
+    return text;
+}
+
+//! Copies `text` into `message` (at most `size` bytes, ending in '\0'), or,
+//! without a buffer, into the thread's last message.
 inline void report(const char* text, char* message, std::size_t size) noexcept
 {
-    if (!message || size == 0) return;
+    if (!message || size == 0) {
+        message = lastMessageBuffer();
+        size = kLastMessageBytes;
+    }
     const std::size_t n = std::min(std::strlen(text), size - 1);
     std::memcpy(message, text, n);
     message[n] = '\0';

@@ -25,7 +25,7 @@ RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
                                         &poolParallelFor, &prefersCallerRuns, &futureCompleted, &futureJoinOwn,
                                         &futureWait, &futureAbandon, &groupWait, &groupCancel, &groupCancelled,
                                         &groupClose, &currentWorkerIndex, &onServiceThread, &endBlockingCall,
-                                        &interruptFlag};
+                                        &interruptFlag, &lastMessage};
     return table;
 }
 

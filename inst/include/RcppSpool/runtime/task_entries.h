@@ -346,6 +346,9 @@ inline std::ptrdiff_t currentWorkerIndex() { return engine::Scheduler::currentWo
 //! ApiTable::onServiceThread.
 inline int onServiceThread() { return engine::onServiceThread() ? 1 : 0; }
 
+//! ApiTable::lastMessage.
+inline void lastMessage(char* message, std::size_t size) { report(lastMessageBuffer(), message, size); }
+
 //! ApiTable::interruptFlag.
 inline void* interruptFlag() { return &engine::interruptFlag(); }
 
