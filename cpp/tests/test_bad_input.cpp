@@ -7,6 +7,7 @@
 #include <functional>
 #include <future>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -122,4 +123,31 @@ TEST(BadInput, ResizeFromInsideOwnTaskIsAnError)
     pool.push([&] { pool.resize(3); });
     EXPECT_THROW(pool.wait(), std::logic_error);
     EXPECT_EQ(pool.getNumThreads(), 1u);
+}
+
+// The runtime's calls for tasks and pools keep no message buffer in the
+// caller's frame: the message of a failure comes from the thread's last
+// one (ApiTable::lastMessage), and must be this failure's, not an earlier.
+TEST(BadInput, ErrorsOfPoolCallsSayWhatWasWrong)
+{
+    try {
+        RcppSpool::ThreadPool pool(1025);
+        ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "RcppSpool: a pool has 0 to 1024 workers, not 1025");
+    }
+    RcppSpool::ThreadPool pool(1);
+    try {
+        pool.setNumThreads(2000);
+        ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "RcppSpool: a pool has 0 to 1024 workers, not 2000");
+    }
+    pool.push([&] { pool.resize(3); });
+    try {
+        pool.wait();
+        ADD_FAILURE() << "no exception";
+    } catch (const std::logic_error& e) {
+        EXPECT_NE(std::string(e.what()).find("own tasks"), std::string::npos) << e.what();
+    }
 }

@@ -159,6 +159,13 @@ TEST(SeparateRuntime, TasksFuturesGroupsAndPoolsRunThroughTheTable)
     pool.wait();
     EXPECT_EQ(ran.load(), 3);
     EXPECT_EQ(pool.getNumThreads(), 2u);
+    // A pool call's error says what was wrong (the thread's last message).
+    try {
+        pool.setNumThreads(5000);
+        ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "RcppSpool: a pool has 0 to 1024 workers, not 5000");
+    }
     // A Thread, and an index per worker.
     RcppSpool::Thread t([&ran] { ++ran; });
     t.join();
