@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "client/api.h"
-#include "client/future_state.h"
+#include "client/calls.h"
 #include "client/task_unit.h"
 #include "thread_pool.h"
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <utility>
 
-#include "client/future_state.h"
+#include "client/calls.h"
 #include "client/host_calls.h"
 #include "engine/signal_mask.h"
 #include "output.h"

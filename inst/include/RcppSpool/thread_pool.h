@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "client/api.h"
+#include "client/calls.h"
 #include "client/future_state.h"
 #include "client/task_unit.h"
 #include "cores.h"

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "../client/api_table.h"
