@@ -311,8 +311,11 @@ other_layout_headers <- function(dir, name = "include-same-abi") {
 abi10_headers <- function(dir, name, lender_version = NULL) {
   inc <- file.path(dir, name)
   dir.create(inc)
-  utils::untar(test_path("fixtures", "headers-abi10.tar.gz"), exdir = inc)
+  fixture <- test_path("fixtures", "headers-abi10.tar.gz")
+  if (!file.exists(fixture)) stop("the headers of ABI 10 are missing: ", normalizePath(fixture, mustWork = FALSE))
+  if (utils::untar(fixture, exdir = inc) != 0) stop("could not unpack ", fixture)
   inc <- file.path(inc, "include")
+  stopifnot(file.exists(file.path(inc, "RcppSpool.h")))
   if (!is.null(lender_version)) {
     path <- file.path(inc, "RcppSpool", "host", "r_runtime.h")
     x <- readLines(path)
