@@ -191,8 +191,6 @@ struct ApiTable {
     void (*groupClose)(void* storage);
     //! The calling thread's worker index in the pool it serves, or -1.
     std::ptrdiff_t (*currentWorkerIndex)();
-    //! 1 on the thread the runtime keeps responsive (R's main thread).
-    int (*onServiceThread)();
     //! A blocking call of the client ends (Thread::join()): on R's main
     //! thread, releases output and reports (kInterrupted) and clears the
     //! user's interrupt.

@@ -187,7 +187,9 @@ public:
         if (isReady()) return;
         int done = 0;
         const int status = RCPPSPOOL_API(futureWait)(this, -1, kWaitQuiet | kWaitAbandon, &done, nullptr, 0);
-        if (status != kOk || !done) RCPPSPOOL_API(futureAbandon)(this);
+        // With kWaitAbandon an unready end was abandoned and waited for
+        // already; only a failure of the wait itself is left to settle.
+        if (status != kOk) RCPPSPOOL_API(futureAbandon)(this);
     }
 
     //! Moves the result out (or throws the task's exception). Call once, when ready.

@@ -24,7 +24,7 @@ RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
                                         &poolCreate, &poolDestroy, &globalPool, &poolControl, &submit, &poolWait,
                                         &poolParallelFor, &prefersCallerRuns, &futureCompleted, &futureJoinOwn,
                                         &futureWait, &futureAbandon, &groupWait, &groupCancel, &groupCancelled,
-                                        &groupClose, &currentWorkerIndex, &onServiceThread, &endBlockingCall,
+                                        &groupClose, &currentWorkerIndex, &endBlockingCall,
                                         &interruptFlag, &lastMessage};
     return table;
 }

@@ -346,9 +346,6 @@ inline void groupClose(void* storage)
 //! ApiTable::currentWorkerIndex.
 inline std::ptrdiff_t currentWorkerIndex() { return engine::Scheduler::currentWorkerIndex(); }
 
-//! ApiTable::onServiceThread.
-inline int onServiceThread() { return engine::onServiceThread() ? 1 : 0; }
-
 //! ApiTable::lastMessage.
 inline void lastMessage(char* message, std::size_t size) { report(lastMessageBuffer(), message, size); }
 
