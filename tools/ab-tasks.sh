@@ -10,14 +10,15 @@
 # BASE: a git commit (its inst/include) or a directory that holds
 # RcppSpool.h. ROUNDS: pairs of runs (default 3). GRAIN: fine (default),
 # coarse or both. METHODS: bench_tasks's --methods (default
-# spool-async,spool-optional,spool-group,tbb). Needs g++, OpenMP and oneTBB
-# (libtbb-dev). Each side is its own process: unlike tools/ab-bench.sh, the
-# compiler makes its inlining choices for the whole suite, as in a real
-# build, so a cost that shows only where a call is not inlined (a 64-byte
-# task record passed by value, copied in loads wider than the stores that
-# built it: fine-grained async 28% slower) shows here.
+# spool-async,spool-optional,spool-group,tbb). AB_ONLY=fib,nqueens: those
+# programs only. Needs g++, OpenMP and oneTBB (libtbb-dev). Each side is its
+# own process: unlike tools/ab-bench.sh, the compiler makes its inlining
+# choices for the whole suite, as in a real build, so a cost that shows
+# only where a call is not inlined (a 64-byte task record passed by value,
+# copied in loads wider than the stores that built it: fine-grained async
+# 28% slower) shows here.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${2:-3}
 grain=${3:-fine}
@@ -45,7 +46,7 @@ wait
 for r in $(seq "$rounds"); do
     for side in a b; do
         "$work/bench_$side" --grain "$grain" --malloc equalised --methods "$methods" --reps 3 \
-            --csv "$work/$side.$r.csv" >/dev/null
+            ${AB_ONLY:+--only "$AB_ONLY"} --csv "$work/$side.$r.csv" >/dev/null
     done
     echo "round $r of $rounds done" >&2
 done
