@@ -738,6 +738,31 @@ TEST(Async, LaunchPolicies)
     EXPECT_EQ(both.get(), 5);
 }
 
+// The work of a std::launch::deferred future lives in its state: it runs at
+// the first wait, once, with its exception kept for get(); dropped unasked,
+// it never runs, and what it captured is freed with it (ASan: no leak).
+TEST(Async, DeferredWorkRunsOnceAtTheFirstWaitOrIsFreedUnrun)
+{
+    auto token = std::make_shared<int>(0);
+    {
+        auto d = RcppSpool::async(std::launch::deferred, [token] { ++*token; });
+        EXPECT_EQ(token.use_count(), 2);
+    }
+    EXPECT_EQ(*token, 0);
+    EXPECT_EQ(token.use_count(), 1);
+
+    auto d = RcppSpool::async(std::launch::deferred, [token] { return ++*token; });
+    d.wait();
+    d.wait();
+    EXPECT_EQ(d.get(), 1);
+    EXPECT_EQ(*token, 1);
+    EXPECT_EQ(token.use_count(), 1);
+
+    auto e = RcppSpool::async(std::launch::deferred, []() -> int { throw std::range_error("deferred"); });
+    e.wait();
+    EXPECT_THROW(e.get(), std::range_error);
+}
+
 // async(async | deferred): the library decides per call (see async() in
 // parallel.h). The cases below make a worker whose own deque holds queued
 // tasks while no other worker could take work, so that the call is deferred.

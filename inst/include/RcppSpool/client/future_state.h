@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -29,6 +28,19 @@ namespace client {
 
 namespace state_detail {
 struct CacheTag {};
+//! Work a std::launch::deferred future runs at its first wait. Not a
+//! std::function: its destructor, called with every state's, is a null test
+//! here and an out-of-line call there.
+struct DeferredWork {
+    virtual ~DeferredWork() = default;
+    virtual void run() = 0;
+};
+template <class F>
+struct DeferredWorkOf final : DeferredWork {
+    F f;
+    explicit DeferredWorkOf(F&& work) : f(std::move(work)) {}
+    void run() override { f(); }
+};
 //! This thread's freed states, kept for its next ones: states come and go
 //! at the rate of tasks (see engine::BlockCache).
 RCPPSPOOL_HIDDEN inline engine::BlockCache& cache() noexcept
@@ -145,7 +157,7 @@ public:
     {
         abandoned.store(1, std::memory_order_release);
         if (deferred_) {
-            deferred_ = nullptr;
+            deferred_.reset();
             cancel();
         }
     }
@@ -202,8 +214,13 @@ public:
             return std::move(*stored());
     }
 
-    void setDeferred(std::function<void()> work) { deferred_ = std::move(work); }
-    bool isDeferred() const { return static_cast<bool>(deferred_); }
+    //! Makes `work` (a callable, moved in) the work of the first wait.
+    template <class F>
+    void setDeferred(F work)
+    {
+        deferred_.reset(new state_detail::DeferredWorkOf<F>(std::move(work)));
+    }
+    bool isDeferred() const { return deferred_ != nullptr; }
 
     void release() noexcept
     {
@@ -226,9 +243,8 @@ private:
     void runDeferred()
     {
         if (!deferred_) return;
-        auto work = std::move(deferred_);
-        deferred_ = nullptr;
-        work();
+        std::unique_ptr<state_detail::DeferredWork> work = std::move(deferred_);
+        work->run();
     }
 
     void markReady() noexcept
@@ -241,7 +257,7 @@ private:
     TaskOp task_;
     alignas(Stored) unsigned char storage_[sizeof(Stored)];
     std::exception_ptr error_;
-    std::function<void()> deferred_;
+    std::unique_ptr<state_detail::DeferredWork> deferred_;
 };
 
 //! The task that computes a FutureState's result: its core and a callable.

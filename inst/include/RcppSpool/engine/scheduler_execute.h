@@ -105,7 +105,7 @@ inline std::size_t Scheduler::tasksRunning() const
     return s > f ? s - f : 0;
 }
 
-inline void Scheduler::bump(std::atomic<std::size_t>& c, Worker* w)
+[[gnu::always_inline]] inline void Scheduler::bump(std::atomic<std::size_t>& c, Worker* w)
 {
     if (w && w->index < kCounterSlots - 1)
         c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
