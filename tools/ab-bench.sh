@@ -21,15 +21,9 @@ rounds=${2:-30}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-headers() {  # headers SOURCE DEST
-    if [ -f "$1/RcppSpool.h" ]; then
-        cp -r "$1" "$2"
-    else
-        mkdir -p "$work/git"
-        git -C "$root" archive "$1" inst/include | tar -x -C "$work/git"
-        mv "$work/git/inst/include" "$2"
-        rm -rf "$work/git"
-    fi
+. "$root/tools/ab-headers.sh"
+headers() {  # headers SOURCE DEST ABI
+    ab_headers "$1" "$2"
     # An ABI number of its own per side: the two sides' inline functions and
     # statics then have different names and never merge.
     sed -i "s/^#define RCPPSPOOL_ABI_VERSION [0-9][0-9]*/#define RCPPSPOOL_ABI_VERSION $3/" "$2/RcppSpool/abi.h"

@@ -26,14 +26,9 @@ methods=${4:-spool-async,spool-optional,spool-group,tbb}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-if [ -f "$1/RcppSpool.h" ]; then
-    cp -r "$1" "$work/a"
-else
-    mkdir -p "$work/git"
-    git -C "$root" archive "$1" inst/include | tar -x -C "$work/git"
-    mv "$work/git/inst/include" "$work/a"
-fi
-cp -r "$root/inst/include" "$work/b"
+. "$root/tools/ab-headers.sh"
+ab_headers "$1" "$work/a"
+ab_headers "$root/inst/include" "$work/b"
 
 # As cpp/CMakeLists.txt builds bench_tasks (Release: -O2).
 flags="-std=c++17 -O2 -DRCPPSPOOL_STANDALONE -fopenmp -pthread"
