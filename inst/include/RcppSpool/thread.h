@@ -39,6 +39,7 @@ public:
     explicit Thread(F&& f, Args&&... args) : state_(std::make_shared<State>())
     {
         auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
+        client::findRuntime();
         engine::AsyncSignalsBlocked inherited;  // see signal_mask.h: R's handlers run on R's threads
         thread_ = std::thread([st = state_, call]() mutable {
             try {

@@ -47,6 +47,8 @@
 #include "../host/main_thread.h"
 #include "../host/r_api.h"
 #include "../host/r_runtime.h"
+#include "early_output.h"
+#include "table_cache.h"
 #endif
 
 namespace RcppSpool {
@@ -85,13 +87,6 @@ inline void loadNamespace(void*)
     UNPROTECT(1);
 }
 
-//! The table, once found (process-wide for this shared object).
-RCPPSPOOL_HIDDEN inline std::atomic<const ApiTable*>& cache() noexcept
-{
-    static std::atomic<const ApiTable*> table{nullptr};
-    return table;
-}
-
 //! RcppSpool's table, asked on R's main thread; loads RcppSpool's namespace
 //! first when `mayLoad`. Null if it cannot be had.
 inline const ApiTable* find(bool mayLoad) noexcept
@@ -101,7 +96,9 @@ inline const ApiTable* find(bool mayLoad) noexcept
     GetApi get = nullptr;
     if (!R_ToplevelExec(lookUp, &get) || !get) return nullptr;
     const auto* table = static_cast<const ApiTable*>(get(kApiVersion));
-    if (table) cache().store(table, std::memory_order_release);
+    if (!table) return nullptr;
+    cache().store(table, std::memory_order_release);
+    early_output::handOver(*table);  // what this package's threads wrote before
     return table;
 }
 

@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstdio>
 
 #include "../engine/interrupt_error.h"
 #include "../host/stream.h"
@@ -45,16 +44,30 @@ inline const ApiTable* tableIfAny() noexcept
 }  // namespace host_detail
 #endif
 
-//! Hands text to the runtime (see ApiTable::write). Never throws. Without
-//! the runtime the text goes to the process's stdout or stderr.
+//! Hands text to the runtime (see ApiTable::write). Never throws. Text
+//! written before this shared object has the runtime waits for it, in
+//! whole lines (client/early_output.h).
 inline void writeText(host::Stream s, const char* text, std::size_t size, int kind) noexcept
 {
     const int stream = s == host::Stream::out ? 0 : 1;
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
-    if (const ApiTable* t = host_detail::tableIfAny()) return t->write(stream, text, size, kind);
-    std::fwrite(text, 1, size, stream == 0 ? stdout : stderr);
+    if (const ApiTable* t = host_detail::tableIfAny()) {
+        early_output::handOver(*t);
+        return t->write(stream, text, size, kind);
+    }
+    early_output::keep(stream, text, size, kind);
 #else
     RCPPSPOOL_API(write)(stream, text, size, kind);
+#endif
+}
+
+//! Finds the runtime now where this thread may (R's main thread; it loads
+//! RcppSpool's namespace if need be), so that a thread started next reaches
+//! it from its first line: its text, interrupts and progress. Never throws.
+inline void findRuntime() noexcept
+{
+#if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
+    host_detail::tableIfAny();
 #endif
 }
 

@@ -44,10 +44,12 @@ private:
     std::vector<std::pair<Stream, std::string>> items_;
 };
 
+//! Never destroyed: a thread that ends during the process's exit (a pool's
+//! worker, after static destruction began) may still hand over its last line.
 RCPPSPOOL_HIDDEN inline OutputQueue& outputQueue()
 {
-    static OutputQueue q;
-    return q;
+    static OutputQueue* const q = new OutputQueue;
+    return *q;
 }
 
 }  // namespace host

@@ -25,9 +25,18 @@ namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace host {
 
-//! A thread's unfinished line on each stream.
+//! A thread's unfinished line on each stream. A thread that ends with one
+//! hands it over as a line of its own (a std::thread's last words).
 struct PrintBuffers {
     std::string out, err;
+    ~PrintBuffers() noexcept
+    {
+        try {
+            if (!out.empty()) deliverLines(Stream::out, std::move(out));
+            if (!err.empty()) deliverLines(Stream::err, std::move(err));
+        } catch (...) {
+        }
+    }
 };
 
 }  // namespace host

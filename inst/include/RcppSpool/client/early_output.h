@@ -1,0 +1,137 @@
+// Rcout/Rcerr text that a client's threads write before the client has the
+// runtime's table: kept in whole lines until the table is found, then handed
+// to the runtime in order.
+//
+// Only an R package other than RcppSpool can be without the table, and only
+// for a while: a sourceCpp() module or a package with `LinkingTo` only,
+// loaded while RcppSpool's namespace was not (client/api.h), before its
+// first call on R's main thread. A thread of its own (a plain std::thread)
+// cannot look the table up (that needs R), so its text waits here. Written
+// straight to the process's stdout and stderr a `<<` at a time, as it once
+// was, lines of several threads tore into each other and went past R's
+// console.
+#pragma once
+
+#include "../abi.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../engine/thread_local_object.h"
+#include "api_table.h"
+#include "table_cache.h"
+
+namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
+namespace client {
+namespace early_output {
+
+//! The text kept for the runtime: complete lines of every thread, in the
+//! order they were completed. Written (and drained) under the lock, after a
+//! look at whether the table is there, so that no text is queued after the
+//! queue was drained.
+struct Kept {
+    std::mutex m;
+    std::vector<std::pair<int, std::string>> lines;  // (stream, text)
+    //! Ever used (by any thread, for a line kept here or for an unfinished
+    //! one): only then do the table's writers look for text to hand over first.
+    std::atomic<bool> used{false};
+
+    //! Never found (RcppSpool could not be loaded): nothing is lost, the
+    //! text goes to the process's streams when this shared object goes.
+    ~Kept()
+    {
+        for (auto& l : lines) std::fwrite(l.second.data(), 1, l.second.size(), l.first == 0 ? stdout : stderr);
+    }
+};
+RCPPSPOOL_HIDDEN inline Kept& kept() noexcept
+{
+    static Kept k;
+    return k;
+}
+
+//! Hands the kept lines to the runtime (caller holds kept().m).
+inline void handOverLocked(const ApiTable& t)
+{
+    for (auto& l : kept().lines) t.write(l.first, l.second.data(), l.second.size(), kWriteWhole);
+    kept().lines.clear();
+}
+
+//! A thread's unfinished line on each stream, kept until its end (a
+//! newline, a flush, the thread's exit) or until the table is found.
+struct Unfinished {
+    std::string text[2];
+    ~Unfinished();
+};
+RCPPSPOOL_HIDDEN inline Unfinished& unfinished()
+{
+    static thread_local Unfinished* const mine = engine::runtime::threadLocalObject<Unfinished>();
+    return *mine;
+}
+
+//! The table was found (`t`): hands over what is kept, the lines of every
+//! thread, then the calling thread's unfinished lines, so that text reaches
+//! the runtime in the order it was written. Any thread.
+inline void handOver(const ApiTable& t) noexcept
+{
+    if (!kept().used.load(std::memory_order_relaxed)) return;
+    {
+        std::lock_guard<std::mutex> lk(kept().m);
+        handOverLocked(t);
+    }
+    for (int s = 0; s < 2; ++s) {
+        std::string& line = unfinished().text[s];
+        if (line.empty()) continue;
+        t.write(s, line.data(), line.size(), kWritePiece);
+        line.clear();
+    }
+}
+
+//! Keeps `size` bytes of text (WriteKind `kind`) for the runtime, written
+//! while the table could not be had. Never throws: text that cannot be kept
+//! (no memory) is lost.
+inline void keep(int stream, const char* text, std::size_t size, int kind) noexcept
+{
+    kept().used.store(true, std::memory_order_relaxed);
+    try {
+        std::string piece;
+        if (kind == kWriteWhole) {
+            piece.assign(text, size);  // not part of the thread's lines (a progress redraw)
+        } else {
+            std::string& line = unfinished().text[stream];
+            line.append(text, size);
+            const std::size_t end = line.find_last_of("\r\n");
+            const std::size_t cut = kind == kWriteFlush ? line.size() : end == std::string::npos ? 0 : end + 1;
+            if (cut == 0) return;
+            piece = line.substr(0, cut);
+            line.erase(0, cut);
+        }
+        std::lock_guard<std::mutex> lk(kept().m);
+        if (const ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) {
+            // Found meanwhile, and what was kept handed over: this goes after it.
+            handOverLocked(*t);
+            t->write(stream, piece.data(), piece.size(), kWriteWhole);
+            return;
+        }
+        kept().lines.emplace_back(stream, std::move(piece));
+    } catch (...) {
+    }
+}
+
+//! A thread ends with an unfinished line: it goes as a line of its own (the
+//! runtime's threads do the same with theirs).
+inline Unfinished::~Unfinished()
+{
+    for (int s = 0; s < 2; ++s)
+        if (!text[s].empty()) keep(s, text[s].data(), text[s].size(), kWriteWhole);
+}
+
+}  // namespace early_output
+}  // namespace client
+}  // namespace RCPPSPOOL_ABI
+}  // namespace RcppSpool
