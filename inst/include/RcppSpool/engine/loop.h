@@ -1,4 +1,4 @@
-// Parallel loops over index ranges: a block per thread, chunks sized adaptively, shared out as blocks run dry.
+// Parallel loops over index ranges: a contiguous run per thread, chunks sized adaptively, far halves taken as runs are used up.
 #pragma once
 
 #include "../abi.h"
@@ -26,31 +26,35 @@ namespace engine {
 
 //! The shared state of one parallel loop over [begin, end).
 //!
-//! The range is cut into one contiguous block per participant (a thread
-//! running part of the loop: the caller, and workers brought in by tickets),
-//! as OpenMP's static schedule cuts it. A participant takes chunks from the
-//! front of its own block (one compare-and-swap on the block's index) and,
-//! when its block is used up, from the front of the block with the most left.
-//! So with even iterations each thread streams through its own contiguous
-//! part of memory, the same part on every call with the same threads (what
-//! its caches still hold), and with uneven iterations the blocks are shared
-//! out as they run dry.
+//! Each participant (a thread running part of the loop: the caller, and
+//! workers brought in by tickets) owns a run of the range, [next, end), and
+//! works from its front, a piece at a time. The range starts as one
+//! contiguous run per participant, as OpenMP's static schedule cuts it. A
+//! participant whose run is used up takes the far half of the run with the
+//! most left and makes it its own; with one piece left, it takes that. So a
+//! thread streams through long contiguous parts of the range, the same ones
+//! on every call with the same threads (what its caches still hold), and
+//! threads meet only where load balance needs it. Taking from the front of
+//! another's run instead, as this loop once did, interleaved the two threads
+//! piece by piece through the rest of that run: on a triangular loop of
+//! 3,000 rows, grain 1, ownership switched ~820 times along the range, and
+//! neighbouring rows (which write neighbouring elements of a dist vector in
+//! every column) ran on different cores.
 //!
 //! A participant's chunks start at one iteration and grow until a chunk
 //! takes ~20 us (see Grain), so indexes and clocks are touched rarely for
 //! cheap bodies while expensive bodies are still cancelled between single
 //! iterations; and a chunk is never more than 1 / (2 x participants) of what
-//! is left in its block (half, in a participant's own block, once its grain
-//! holds many cheap iterations: see claim()), so that the end of each block
-//! is shared out finely
-//! (a Kendall matrix of 10 columns, rows of 9, 8, ..., 0 pairs: 1.90x on 2
-//! threads, OpenMP's dynamic schedule 1.93x; plain static halves give 1.65x,
-//! as the first half holds the largest rows). Unless nBatches is given,
-//! chunks of 256 iterations or more end on a multiple of 64 (counted from
-//! index 0), so that vectorised range bodies see aligned data. Before each
-//! chunk a participant checks whether the loop was cancelled (an exception,
-//! the user's interrupt, an enclosing cancellation). A ticket that arrives
-//! when nothing is left costs a few atomic operations.
+//! is left in its run (half, once its grain holds many cheap iterations: see
+//! claim()), so that the end of each run is shared out finely (a Kendall
+//! matrix of 10 columns, rows of 9, 8, ..., 0 pairs: 1.90x on 2 threads,
+//! OpenMP's dynamic schedule 1.93x; plain static halves give 1.65x, as the
+//! first half holds the largest rows). Unless nBatches is given, chunks of
+//! 256 iterations or more end on a multiple of 64 (counted from index 0), so
+//! that vectorised range bodies see aligned data. Before each chunk a
+//! participant checks whether the loop was cancelled (an exception, the
+//! user's interrupt, an enclosing cancellation). A ticket that arrives when
+//! nothing is left costs a few atomic operations.
 class LoopBase : public CacheLineAllocated {
 public:
     //! `parentContext`: what the loop belongs to (it is cancelled with it);
@@ -65,37 +69,41 @@ public:
           maxParticipants_(static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(maxParticipants, 1 << 20)))),
           minChunk_(nBatches == 0 ? 1 : std::max<std::ptrdiff_t>(1, (end - begin + static_cast<std::ptrdiff_t>(nBatches) - 1) / static_cast<std::ptrdiff_t>(nBatches))),
           pieces_((end - begin + minChunk_ - 1) / minChunk_),
-          // At least kPiecesPerBlock pieces a block: a loop of a few long
-          // iterations is shared out best in one block, in order (the longest
-          // may come first, as in a triangular matrix: 10 rows, 1.81-1.88x on
-          // 2 threads in blocks, 1.92-1.98x in one).
-          nBlocks_(static_cast<int>(std::max<std::ptrdiff_t>(1, std::min<std::ptrdiff_t>(maxParticipants_, pieces_ / kPiecesPerBlock)))),
-          heapBlocks_(nBlocks_ > kInlineBlocks ? new Block[static_cast<std::size_t>(nBlocks_)] : nullptr)
+          // One run per possible participant (the caller and its tickets
+          // have places 0, 1, ...: see invite()).
+          nRuns_(static_cast<int>(std::min<std::ptrdiff_t>(maxParticipants_, pieces_))),
+          heapRuns_(nRuns_ > kInlineRuns ? new Run[static_cast<std::size_t>(nRuns_)] : nullptr)
     {
-        // Block k starts at piece k * pieces_ / nBlocks_ (computed without
-        // overflow): boundaries fall on multiples of minChunk_, nBatches' bound.
-        // Without nBatches, blocks of kAlignedBlock iterations or more start
-        // on a multiple of kAlignment, as their pieces end (see claim()).
-        const std::ptrdiff_t q = pieces_ / nBlocks_, r = pieces_ % nBlocks_;
-        const bool aligned = minChunk_ == 1 && q >= kAlignedBlock;
+        // At least kPiecesPerRun pieces a starting run: a loop of a few long
+        // iterations is shared out best from one run, in order (the longest
+        // may come first, as in a triangular matrix: 10 rows, 1.81-1.88x on
+        // 2 threads in halves, 1.92-1.98x in one); the others start empty
+        // and take their share from it. Run k starts at piece k * pieces_ /
+        // nStart (computed without overflow): boundaries fall on multiples
+        // of minChunk_, nBatches' bound. Without nBatches, runs of
+        // kAlignedRun iterations or more start on a multiple of kAlignment,
+        // as their pieces end (see claim()).
+        const std::ptrdiff_t nStart = std::max<std::ptrdiff_t>(1, std::min<std::ptrdiff_t>(nRuns_, pieces_ / kPiecesPerRun));
+        const std::ptrdiff_t q = pieces_ / nStart, r = pieces_ % nStart;
+        const bool aligned = minChunk_ == 1 && q >= kAlignedRun;
         auto start = [&](std::ptrdiff_t k) {
             const std::ptrdiff_t s = std::min(end, begin + (k * q + std::min(k, r)) * minChunk_);
-            return aligned && k > 0 && k < nBlocks_ ? alignUp(s) : s;
+            return aligned && k > 0 && k < nStart ? alignUp(s) : s;
         };
-        for (int k = 0; k < nBlocks_; ++k) {
-            blocks()[k].next.store(start(k), std::memory_order_relaxed);
-            blocks()[k].end = start(k + 1);
+        for (int k = 0; k < nRuns_; ++k) {
+            runs()[k].next.store(k < nStart ? start(k) : end, std::memory_order_relaxed);
+            runs()[k].end.store(k < nStart ? start(k + 1) : end, std::memory_order_relaxed);
         }
     }
     virtual ~LoopBase() = default;
 
     //! Posts a ticket for every participant's place the caller does not take,
     //! but never more than the loop has pieces. The caller, if it takes part,
-    //! starts on the first block, tickets on the following ones.
+    //! has place 0 (the first run), tickets the following ones.
     void invite(bool callerTakesPart)
     {
-        nextBlock_.store(callerTakesPart ? 1 : 0, std::memory_order_relaxed);
-        const int n = static_cast<int>(std::min<std::ptrdiff_t>(maxParticipants_, pieces_)) - (callerTakesPart ? 1 : 0);
+        nextPlace_.store(callerTakesPart ? 1 : 0, std::memory_order_relaxed);
+        const int n = nRuns_ - (callerTakesPart ? 1 : 0);
         for (int k = 0; k < n; ++k) {
             retain();
             sched_.submit(Task::make(Ticket{this}, nullptr));
@@ -107,11 +115,13 @@ public:
     void participate()
     {
         if (!admit()) return;
-        run(nextBlock_.fetch_add(1, std::memory_order_relaxed) % nBlocks_);
+        // A place of its own: a run that only this participant refills (see steal()).
+        const int place = nextPlace_.fetch_add(1, std::memory_order_relaxed);
+        if (place < nRuns_) run(place);
         active_.fetch_sub(1, std::memory_order_relaxed);
     }
 
-    //! The caller's own part: runs chunks, from the first block on, until none
+    //! The caller's own part: runs chunks, from the first run on, until none
     //! is left. The caller counts as one of the participants.
     void process()
     {
@@ -156,13 +166,30 @@ private:
         void discard() const { loop->release(); }
     };
 
-    //! One participant's share of the range: [next, end), taken from the front.
-    struct alignas(64) Block : CacheLineAllocated {
+    //! One participant's run of the range, [next, end): its owner claims
+    //! pieces from the front, a thief takes the far half (the end moves),
+    //! and the owner refills it when it is used up. Both ends change under
+    //! the run's lock (a claim took one compare-and-swap on `next` before,
+    //! and takes one exchange now); they are atomics so that a thief may
+    //! look for the fullest run without it.
+    struct alignas(64) Run : CacheLineAllocated {
         std::atomic<std::ptrdiff_t> next{0};
-        std::ptrdiff_t end = 0;
+        std::atomic<std::ptrdiff_t> end{0};
+        std::atomic<bool> locked{false};
+
+        void lock() noexcept
+        {
+            while (locked.exchange(true, std::memory_order_acquire))
+                while (locked.load(std::memory_order_relaxed)) Scheduler::cpuRelax();
+        }
+        void unlock() noexcept { locked.store(false, std::memory_order_release); }
+        std::ptrdiff_t left() const noexcept
+        {
+            return end.load(std::memory_order_relaxed) - next.load(std::memory_order_relaxed);
+        }
     };
-    static constexpr int kInlineBlocks = 2;
-    static constexpr std::ptrdiff_t kPiecesPerBlock = 16;
+    static constexpr int kInlineRuns = 2;
+    static constexpr std::ptrdiff_t kPiecesPerRun = 16;
     //! Without nBatches, pieces of at least 4 x kAlignment iterations end on
     //! a multiple of it (counted from index 0, as arrays are indexed): a range
     //! body then runs its vector loop on aligned elements, as OpenMP's static
@@ -170,11 +197,11 @@ private:
     //! piece starting at an index of 1 modulo 8: axpy over doubles took 14%
     //! longer, serially.
     static constexpr std::ptrdiff_t kAlignment = 64;
-    static constexpr std::ptrdiff_t kAlignedBlock = 16 * kAlignment;
+    static constexpr std::ptrdiff_t kAlignedRun = 16 * kAlignment;
     //! What a piece should take once its grain is known (see Grain).
     static constexpr std::chrono::microseconds kPieceTime{20};
     static constexpr std::ptrdiff_t kMaxGrowth = 64;
-    //! The longest piece a participant takes from its own block, in grains
+    //! The longest piece a participant takes from its own run, in grains
     //! (see claim()), once the grain holds kLongPieceGrain iterations or
     //! more. Costly iterations (a grain of a few) stay a grain a piece: a
     //! piece of 4 rows of a Kendall matrix in flight at the end could leave
@@ -206,7 +233,7 @@ private:
 
     //! How a participant sizes its pieces: its grain, the iterations that
     //! take about kPieceTime, learnt from timed full pieces (only a full
-    //! piece tells: one cut short, at a block's end or shrinking towards it,
+    //! piece tells: one cut short, at a run's end or shrinking towards it,
     //! is quick for that reason; growing on such pieces had made the last
     //! pieces of a 1e6-iteration axpy 31 us long on one thread while the
     //! other had nothing left).
@@ -221,7 +248,7 @@ private:
         //! ~35 ns here: after every piece it was 0.4% of a 1e6-iteration axpy.
         bool timeNext(bool full) { return full && (growing || ++untimed >= kRetime); }
 
-        //! Long pieces from the participant's own block (see claim()): the
+        //! Long pieces from the participant's own run (see claim()): the
         //! grain is known and holds many iterations.
         bool settled() const { return !growing && size >= kLongPieceGrain; }
 
@@ -260,13 +287,15 @@ private:
         }
     };
 
-    //! Claims the next piece of block `k`: [b, e). `grain`: iterations that
-    //! take about kPieceTime; `settled`: `k` is the claimer's own block and
-    //! its grain is settled (see Grain).
-    bool claim(Block& k, std::ptrdiff_t grain, bool settled, std::ptrdiff_t& b, std::ptrdiff_t& e)
+    //! Claims the next piece of the participant's own run `k`: [b, e).
+    //! `grain`: iterations that take about kPieceTime; `settled`: its grain
+    //! is settled (see Grain).
+    bool claim(Run& k, std::ptrdiff_t grain, bool settled, std::ptrdiff_t& b, std::ptrdiff_t& e)
     {
-        std::ptrdiff_t cur = k.next.load(std::memory_order_relaxed);
-        // Pieces shrink towards a block's end, so that participants finish
+        // Only its owner refills a run, and a thief only shortens it: seen
+        // empty here, it is empty (the last claim of every run, unlocked).
+        if (k.left() <= 0) return false;
+        // Pieces shrink towards a run's end, so that participants finish
         // together, but not below a 32nd of `grain` (~0.6 us): smaller
         // pieces only add claims. The last piece may be up to 1.5 floors (a
         // 16th had ended an axpy loop on 2 threads with one idle for 3 us of
@@ -275,45 +304,90 @@ private:
         // (One division per claim: a select between two had cost both.)
         const std::ptrdiff_t most = settled ? grain * kLongPiece : grain;
         const std::ptrdiff_t parts = settled ? maxParticipants_ : 2 * static_cast<std::ptrdiff_t>(maxParticipants_);
-        std::ptrdiff_t n;
-        do {
-            if (cur >= k.end) return false;
-            const std::ptrdiff_t left = k.end - cur;
-            // In its own block, once the grain is known (and holds many
-            // iterations), a participant takes half of what is left there, up
-            // to kLongPiece grains: a thief still finds at least as much as
-            // the piece in flight. Each piece costs a claim, a check and a
-            // call (and a clock read while the grain grows): a 1e6-iteration
-            // axpy on 2 threads took 28 pieces a thread, a grain or a quarter
-            // of what was left at a time, and 1.007x OpenMP static's time; 14
-            // pieces, 1.003x. Elsewhere (and while growing): a grain, or a
-            // quarter of what is left on 2 threads.
-            n = std::min(left, std::max(floor, std::min(most, left / parts)));
-            if (minChunk_ == 1 && n >= 4 * kAlignment) n = std::min(left, alignUp(cur + n) - cur);
-            // No piece much shorter than the floor (nor than nBatches allows) at a block's end.
-            if (left - n < std::max(minChunk_, floor / 2)) n = left;
-        } while (!k.next.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
+        k.lock();
+        const std::ptrdiff_t cur = k.next.load(std::memory_order_relaxed);
+        const std::ptrdiff_t left = k.end.load(std::memory_order_relaxed) - cur;
+        if (left <= 0) {
+            k.unlock();
+            return false;
+        }
+        // Once the grain is known (and holds many iterations), a participant
+        // takes half of what is left in its run, up to kLongPiece grains: a
+        // thief still finds at least as much as the piece in flight. Each
+        // piece costs a claim, a check and a call (and a clock read while
+        // the grain grows): a 1e6-iteration axpy on 2 threads took 28 pieces
+        // a thread, a grain or a quarter of what was left at a time, and
+        // 1.007x OpenMP static's time; 14 pieces, 1.003x. While growing: a
+        // grain, or a quarter of what is left on 2 threads.
+        std::ptrdiff_t n = std::min(left, std::max(floor, std::min(most, left / parts)));
+        if (minChunk_ == 1 && n >= 4 * kAlignment) n = std::min(left, alignUp(cur + n) - cur);
+        // No piece much shorter than the floor (nor than nBatches allows) at a run's end.
+        if (left - n < std::max(minChunk_, floor / 2)) n = left;
+        k.next.store(cur + n, std::memory_order_relaxed);
+        k.unlock();
         b = cur;
         e = cur + n;
         return true;
     }
 
-    //! The block with the most iterations left, or -1 when all are used up.
-    int fullestBlock() const
+    //! For participant `place`, whose run is used up: the far half of the
+    //! run with the most left becomes its run, and its first piece is
+    //! claimed into [b, e); a run with less than two `unit`s left is taken
+    //! whole as that piece. False when no run has anything left.
+    bool steal(int place, const Grain& grain, std::ptrdiff_t& b, std::ptrdiff_t& e)
+    {
+        const std::ptrdiff_t unit = std::max(minChunk_, grain.size / 32);  // claim()'s floor
+        Run* const all = runs();
+        for (;;) {
+            const int v = fullestRun();
+            if (v < 0) return false;
+            Run& victim = all[v];
+            victim.lock();
+            const std::ptrdiff_t cur = victim.next.load(std::memory_order_relaxed);
+            const std::ptrdiff_t end = victim.end.load(std::memory_order_relaxed);
+            if (cur >= end) {  // used up meanwhile
+                victim.unlock();
+                continue;
+            }
+            std::ptrdiff_t mid = cur;
+            if (end - cur >= 2 * unit) {
+                mid = end - (end - cur) / 2;  // the far half: both halves at least a unit
+                if (minChunk_ == 1 && end - mid >= 4 * kAlignment) mid = alignUp(mid);
+            }
+            victim.end.store(mid, std::memory_order_relaxed);
+            victim.unlock();
+            if (mid == cur) {  // a last piece: run at once
+                b = cur;
+                e = end;
+                return true;
+            }
+            Run& mine = all[place];
+            mine.lock();
+            mine.next.store(mid, std::memory_order_relaxed);
+            mine.end.store(end, std::memory_order_relaxed);
+            mine.unlock();
+            if (claim(mine, grain.size, grain.settled(), b, e)) return true;
+            // (taken by other thieves meanwhile: look again)
+        }
+    }
+
+    //! The run with the most iterations left, or -1 when all are used up.
+    int fullestRun() const
     {
         int best = -1;
         std::ptrdiff_t most = 0;
-        for (int k = 0; k < nBlocks_; ++k) {
-            const std::ptrdiff_t left = blocks()[k].end - blocks()[k].next.load(std::memory_order_relaxed);
+        for (int k = 0; k < nRuns_; ++k) {
+            const std::ptrdiff_t left = runs()[k].left();
             if (left > most) most = left, best = k;
         }
         return best;
     }
 
-    //! Runs chunks of block `home`, then of the others, until none is left.
-    //! Iterations done are counted once, at the end (remaining_ is shared by
-    //! all participants: one atomic operation each, not one per chunk).
-    void run(int home)
+    //! Runs chunks of run `place`, refilling it from the others' (see
+    //! steal()), until none is left. Iterations done are counted once, at
+    //! the end (remaining_ is shared by all participants: one atomic
+    //! operation each, not one per chunk).
+    void run(int place)
     {
         const bool service = onServiceThread();
         Grain grain;
@@ -321,58 +395,60 @@ private:
         auto lastService = std::chrono::steady_clock::now();
         auto t0 = lastService;
         bool t0IsNow = true;  // t0 was read after the last piece: the next one starts now
-        Block* const block = blocks();
+        Run& mine = runs()[place];
         std::ptrdiff_t b, e;
-        for (int k = home; k >= 0; k = fullestBlock()) {
-            while (claim(block[k], grain.size, k == home && grain.settled(), b, e)) {
-                if (stopRequested()) {
-                    complete(finished + (e - b) + takeTheRest());
-                    return;
-                }
-                // The service thread times every piece: it services the host by the clock.
-                const bool full = e - b >= grain.size;
-                const bool timed = service || grain.timeNext(full);
-                if (timed && !t0IsNow) t0 = std::chrono::steady_clock::now();
-                t0IsNow = false;
-                try {
-                    runRange(b, e);
-                } catch (...) {
-                    ctx_.fail(std::current_exception());
-                }
-                finished += e - b;
-                if (!timed) continue;
-                // The piece that used up its block sizes no next piece there:
-                // no clock (half the clock reads of a loop over 2 items, and
-                // they took a third of a nested loop's time in perf).
-                const bool blockLeft = block[k].next.load(std::memory_order_relaxed) < block[k].end;
-                if (!blockLeft && !service) continue;
-                const auto t1 = std::chrono::steady_clock::now();
-                if (full) grain.resize(e - b, t1 - t0);
-                t0 = t1;
-                t0IsNow = true;
-                if (service && (t1 - lastService >= Scheduler::kServicePeriod || serviceRequested())) {
-                    hostHooks().service();
-                    lastService = t0 = std::chrono::steady_clock::now();
-                }
+        while (claim(mine, grain.size, grain.settled(), b, e) || steal(place, grain, b, e)) {
+            if (stopRequested()) {
+                complete(finished + (e - b) + takeTheRest());
+                return;
+            }
+            // The service thread times every piece: it services the host by the clock.
+            const bool full = e - b >= grain.size;
+            const bool timed = service || grain.timeNext(full);
+            if (timed && !t0IsNow) t0 = std::chrono::steady_clock::now();
+            t0IsNow = false;
+            try {
+                runRange(b, e);
+            } catch (...) {
+                ctx_.fail(std::current_exception());
+            }
+            finished += e - b;
+            if (!timed) continue;
+            // The piece that used up its run sizes no next piece there: no
+            // clock (half the clock reads of a loop over 2 items, and they
+            // took a third of a nested loop's time in perf).
+            if (mine.left() <= 0 && !service) continue;
+            const auto t1 = std::chrono::steady_clock::now();
+            if (full) grain.resize(e - b, t1 - t0);
+            t0 = t1;
+            t0IsNow = true;
+            if (service && (t1 - lastService >= Scheduler::kServicePeriod || serviceRequested())) {
+                hostHooks().service();
+                lastService = t0 = std::chrono::steady_clock::now();
             }
         }
         complete(finished);
     }
 
     //! Takes every iteration nobody has claimed, so that nobody starts it;
-    //! returns how many.
+    //! returns how many. (A half in a thief's hands, not yet its run's, is
+    //! taken when the thief claims its first piece: it checks first.)
     std::ptrdiff_t takeTheRest()
     {
         std::ptrdiff_t taken = 0;
-        for (int k = 0; k < nBlocks_; ++k) {
-            Block& block = blocks()[k];
-            taken += std::max<std::ptrdiff_t>(0, block.end - block.next.exchange(block.end, std::memory_order_relaxed));
+        for (int k = 0; k < nRuns_; ++k) {
+            Run& r = runs()[k];
+            r.lock();
+            const std::ptrdiff_t end = r.end.load(std::memory_order_relaxed);
+            taken += std::max<std::ptrdiff_t>(0, end - r.next.load(std::memory_order_relaxed));
+            r.next.store(end, std::memory_order_relaxed);
+            r.unlock();
         }
         return taken;
     }
 
-    Block* blocks() { return heapBlocks_ ? heapBlocks_.get() : inlineBlocks_; }
-    const Block* blocks() const { return heapBlocks_ ? heapBlocks_.get() : inlineBlocks_; }
+    Run* runs() { return heapRuns_ ? heapRuns_.get() : inlineRuns_; }
+    const Run* runs() const { return heapRuns_ ? heapRuns_.get() : inlineRuns_; }
 
     void complete(std::ptrdiff_t n)
     {
@@ -383,14 +459,14 @@ private:
     Context ctx_;  // errors and cancellation of this loop (child of the caller's)
     std::atomic<int> refs_{1};
     std::atomic<std::ptrdiff_t> remaining_;
-    std::atomic<int> nextBlock_{0};  // the block the next ticket starts on
+    std::atomic<int> nextPlace_{0};  // the place (run) of the next ticket
     alignas(64) std::atomic<int> active_{0};
     const int maxParticipants_;
     const std::ptrdiff_t minChunk_;
     const std::ptrdiff_t pieces_;  // ceil((end - begin) / minChunk_)
-    const int nBlocks_;
-    std::unique_ptr<Block[]> heapBlocks_;  // only for more than kInlineBlocks
-    Block inlineBlocks_[kInlineBlocks];
+    const int nRuns_;  // one a participant
+    std::unique_ptr<Run[]> heapRuns_;  // only for more than kInlineRuns
+    Run inlineRuns_[kInlineRuns];
 };
 
 //! A loop calling `f(b, e)` for each chunk [b, e) it is cut into (a range
