@@ -90,9 +90,11 @@ public:
             const std::ptrdiff_t s = std::min(end, begin + (k * q + std::min(k, r)) * minChunk_);
             return aligned && k > 0 && k < nStart ? alignUp(s) : s;
         };
+        std::ptrdiff_t from = begin;
         for (int k = 0; k < nRuns_; ++k) {
-            runs()[k].next.store(k < nStart ? start(k) : end, std::memory_order_relaxed);
-            runs()[k].end.store(k < nStart ? start(k + 1) : end, std::memory_order_relaxed);
+            const std::ptrdiff_t to = k < nStart ? start(k + 1) : end;
+            runs()[k].init(from, to);
+            from = to;
         }
     }
     virtual ~LoopBase() = default;
@@ -173,14 +175,27 @@ private:
     //! and takes one exchange now); they are atomics so that a thief may
     //! look for the fullest run without it.
     struct alignas(64) Run : CacheLineAllocated {
-        std::atomic<std::ptrdiff_t> next{0};
-        std::atomic<std::ptrdiff_t> end{0};
-        std::atomic<bool> locked{false};
+        // Set by init() (no initializers: a loop over 2 items constructs its runs for every call).
+        std::atomic<std::ptrdiff_t> next;
+        std::atomic<std::ptrdiff_t> end;
+        std::atomic<bool> locked;
 
+        void init(std::ptrdiff_t from, std::ptrdiff_t to) noexcept
+        {
+            next.store(from, std::memory_order_relaxed);
+            end.store(to, std::memory_order_relaxed);
+            locked.store(false, std::memory_order_relaxed);
+        }
         void lock() noexcept
         {
-            while (locked.exchange(true, std::memory_order_acquire))
+            if (!locked.exchange(true, std::memory_order_acquire)) return;
+            lockContended();
+        }
+        [[gnu::noinline]] void lockContended() noexcept
+        {
+            do {
                 while (locked.load(std::memory_order_relaxed)) Scheduler::cpuRelax();
+            } while (locked.exchange(true, std::memory_order_acquire));
         }
         void unlock() noexcept { locked.store(false, std::memory_order_release); }
         std::ptrdiff_t left() const noexcept
@@ -290,7 +305,7 @@ private:
     //! Claims the next piece of the participant's own run `k`: [b, e).
     //! `grain`: iterations that take about kPieceTime; `settled`: its grain
     //! is settled (see Grain).
-    bool claim(Run& k, std::ptrdiff_t grain, bool settled, std::ptrdiff_t& b, std::ptrdiff_t& e)
+    [[gnu::always_inline]] bool claim(Run& k, std::ptrdiff_t grain, bool settled, std::ptrdiff_t& b, std::ptrdiff_t& e)
     {
         // Only its owner refills a run, and a thief only shortens it: seen
         // empty here, it is empty (the last claim of every run, unlocked).
@@ -333,14 +348,18 @@ private:
     //! For participant `place`, whose run is used up: the far half of the
     //! run with the most left becomes its run, and its first piece is
     //! claimed into [b, e); a run with less than two `unit`s left is taken
-    //! whole as that piece. False when no run has anything left.
-    bool steal(int place, const Grain& grain, std::ptrdiff_t& b, std::ptrdiff_t& e)
+    //! whole as that piece. False when no run has anything left (the end of
+    //! every participant's part of the loop, inline; taking is not).
+    [[gnu::always_inline]] bool steal(int place, const Grain& grain, std::ptrdiff_t& b, std::ptrdiff_t& e)
     {
-        const std::ptrdiff_t unit = std::max(minChunk_, grain.size / 32);  // claim()'s floor
+        const int v = fullestRun();
+        return v >= 0 && stealFrom(v, place, grain, b, e);
+    }
+    bool stealFrom(int v, int place, const Grain& grain, std::ptrdiff_t& b, std::ptrdiff_t& e)
+    {
         Run* const all = runs();
-        for (;;) {
-            const int v = fullestRun();
-            if (v < 0) return false;
+        for (; v >= 0; v = fullestRun()) {
+            const std::ptrdiff_t unit = std::max(minChunk_, grain.size / 32);  // claim()'s floor
             Run& victim = all[v];
             victim.lock();
             const std::ptrdiff_t cur = victim.next.load(std::memory_order_relaxed);
@@ -369,6 +388,7 @@ private:
             if (claim(mine, grain.size, grain.settled(), b, e)) return true;
             // (taken by other thieves meanwhile: look again)
         }
+        return false;
     }
 
     //! The run with the most iterations left, or -1 when all are used up.
