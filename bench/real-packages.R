@@ -30,7 +30,11 @@
 # median at n threads; cpu_ratio: as ratio, for the CPU time (user + sys of
 # all the process's threads) of the calls. Both builds' results must agree
 # (checked). The load average before and after is printed: on a busy machine
-# compare only ratios of one run.
+# compare only ratios of one run. Each round's line shows, per call, the CPU
+# seconds a call of each thread of the process (Linux: /proc/self/task, in
+# 1/100 s): R's main thread first, then the others that ran, largest first,
+# "main/worker/..." (also in the CSV): what ran serially on R's main thread
+# and how the loop's work was shared.
 #
 # Cache (build/real-packages/ of this checkout): the tarballs, the original
 # builds (rebuilt when the tarball, R, RcppParallel or RcppThread changes),
@@ -53,8 +57,10 @@
 # package runs them (R's main thread the caller, RcppSpool's runtime from its
 # shared library), and counts, per index, which thread ran it: body calls
 # (pieces), ownership switches along the range (i run by another thread than
-# i - 1) and the caller's share;
-# 9 calls at each thread count, medians. The shapes: parallelDist's (a Worker,
+# i - 1), the caller's share, the loop's wall time, the process's CPU time
+# during it and the threads' CPU time inside the body (what is left is the
+# library's: claiming, stealing, spinning, waking); 9 calls at each thread
+# count, medians. The shapes: parallelDist's (a Worker,
 # grain 1, over 3000 triangular rows writing a packed dist vector) and
 # mvrsquared's (parallelFor with an index body over the 2000 rows of a
 # column-major 2000 x 1000 matrix, vector temporaries in the body; and again
@@ -121,6 +127,15 @@ digest <- function(v) {
   v <- unlist(if (is.list(v)) v else list(v))
   c(sum = sum(as.numeric(v)), sumsq = sum(as.numeric(v)^2), len = length(v))
 }
+# CPU seconds of each thread of this process so far (Linux: /proc/self/task).
+thread_cpu <- function() {
+  tasks <- list.files("/proc/self/task", full.names = TRUE)
+  v <- vapply(tasks, function(d) {
+    f <- strsplit(sub("^.*\\) ", "", tryCatch(readLines(file.path(d, "stat"), warn = FALSE), error = function(e) "")), " ")[[1]]
+    if (length(f) < 13) NA_real_ else (as.numeric(f[12]) + as.numeric(f[13])) / 100  # utime + stime, in ticks of 1/100 s
+  }, 0)
+  stats::setNames(v, basename(tasks))
+}
 rows <- list()
 for (n in threads) {
   assign("n", n, globalenv()); assign("build", build, globalenv())
@@ -128,14 +143,23 @@ for (n in threads) {
   for (k in seq_along(spec$calls)) {
     e <- parse(text = spec$calls[[k]])[[1]]
     v <- eval(e, globalenv())
+    per <- 0
     st <- vapply(seq_len(reps), function(i) {
-      s <- system.time(eval(e, globalenv()))
+      gc()  # as system.time()'s gcFirst, outside the threads' CPU window
+      before <- thread_cpu()
+      s <- system.time(eval(e, globalenv()), gcFirst = FALSE)
+      after <- thread_cpu()
+      per <<- per + (after - ifelse(is.na(before[names(after)]), 0, before[names(after)])) / reps
       c(s[["elapsed"]], s[["user.self"]] + s[["sys.self"]])  # CPU: all the process's threads
     }, c(0, 0))
+    main <- per[[as.character(Sys.getpid())]]
+    others <- sort(per[names(per) != as.character(Sys.getpid()) & !is.na(per) & per > 0], decreasing = TRUE)
     t <- st[1, ]
     d <- digest(v)
     rows[[length(rows) + 1]] <- data.frame(call = names(spec$calls)[k], threads = n, seconds = stats::median(t),
                                            cpu = stats::median(st[2, ]),
+                                           # CPU s a call: R's main thread, then the others (largest first)
+                                           threads_cpu = paste(sprintf("%.3f", c(main, others)), collapse = "/"),
                                            min = min(t), max = max(t), sum = d[["sum"]], sumsq = d[["sumsq"]],
                                            len = d[["len"]])
   }
@@ -150,16 +174,23 @@ probe_cpp <- r"--(
 #include <Rcpp.h>
 #include <RcppSpool/RcppParallel.h>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <vector>
 
 namespace {
+double cpuNs(clockid_t c) { timespec t; clock_gettime(c, &t); return 1e9 * t.tv_sec + t.tv_nsec; }
+double wallNs() { return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 std::atomic<int> nextId{0};
 int tid() { thread_local int id = nextId.fetch_add(1); return id; }
 struct Record {
   std::vector<int> owner;
   std::atomic<long> calls{0};
+  std::atomic<long long> bodyNs{0};  // CPU time of the threads inside the body
+  double proc0 = cpuNs(CLOCK_PROCESS_CPUTIME_ID), wall0 = wallNs(), proc = 0, wall = 0;
   explicit Record(std::size_t n) : owner(n, -1) {}
+  void stop() { proc = cpuNs(CLOCK_PROCESS_CPUTIME_ID) - proc0; wall = wallNs() - wall0; }
   Rcpp::NumericVector summary(int caller) const {
     double sw = 0, mine = 0;
     for (std::size_t i = 0; i < owner.size(); ++i) {
@@ -167,7 +198,8 @@ struct Record {
       mine += owner[i] == caller;
     }
     return Rcpp::NumericVector::create(Rcpp::_["calls"] = static_cast<double>(calls.load()), Rcpp::_["switches"] = sw,
-                                       Rcpp::_["caller_share"] = mine / owner.size());
+                                       Rcpp::_["caller_share"] = mine / owner.size(), Rcpp::_["wall_ms"] = wall / 1e6,
+                                       Rcpp::_["cpu_ms"] = proc / 1e6, Rcpp::_["body_cpu_ms"] = bodyNs.load() / 1e6);
   }
 };
 struct Dist : RcppSpool::RcppParallel::Worker {
@@ -175,6 +207,7 @@ struct Dist : RcppSpool::RcppParallel::Worker {
   Dist(const double* x_, std::size_t n_, std::size_t d_, double* o, Record& r) : x(x_), n(n_), d(d_), out(o), rec(r) {}
   void operator()(std::size_t b, std::size_t e) override {
     rec.calls.fetch_add(1, std::memory_order_relaxed);
+    const double c0 = cpuNs(CLOCK_THREAD_CPUTIME_ID);
     for (std::size_t i = b; i < e; ++i) {
       rec.owner[i] = tid();
       for (std::size_t j = 0; j < i; ++j) {
@@ -183,6 +216,7 @@ struct Dist : RcppSpool::RcppParallel::Worker {
         out[j * n - j - j * (j + 1) / 2 + i - 1] = std::sqrt(s);
       }
     }
+    rec.bodyNs.fetch_add(static_cast<long long>(cpuNs(CLOCK_THREAD_CPUTIME_ID) - c0), std::memory_order_relaxed);
   }
 };
 }
@@ -195,6 +229,7 @@ Rcpp::NumericVector probe_dist(Rcpp::NumericMatrix x) {
   Dist w(&x[0], n, d, out.data(), rec);
   const int caller = tid();
   RcppSpool::RcppParallel::parallelFor(0, n, w);  // grain 1, threads from RCPP_PARALLEL_NUM_THREADS
+  rec.stop();
   return rec.summary(caller);
 }
 
@@ -207,6 +242,7 @@ Rcpp::NumericVector probe_rows(Rcpp::NumericMatrix y, int threads, bool check) {
   const int caller = tid();
   RcppSpool::parallelFor(0, static_cast<std::ptrdiff_t>(n), [&](std::ptrdiff_t i) {
     if (check) RcppSpool::checkUserInterrupt();  // as mvrsquared's body (RcppThread's, migrated)
+    const double c0 = cpuNs(CLOCK_THREAD_CPUTIME_ID);
     rec.owner[i] = tid();
     std::vector<double> row(m), c(m);
     for (std::size_t j = 0; j < m; ++j) row[j] = p[i + j * n];
@@ -214,7 +250,9 @@ Rcpp::NumericVector probe_rows(Rcpp::NumericMatrix y, int threads, bool check) {
     double s = 0;
     for (std::size_t j = 0; j < m; ++j) s += row[j] * row[j] + c[j] * c[j];
     out[i] = s;
+    rec.bodyNs.fetch_add(static_cast<long long>(cpuNs(CLOCK_THREAD_CPUTIME_ID) - c0), std::memory_order_relaxed);
   }, threads);
+  rec.stop();
   // an index body: pieces are not visible, calls = indexes
   rec.calls = static_cast<long>(n);
   return rec.summary(caller);
@@ -257,11 +295,13 @@ probe_main <- function(spool_lib) {
                     env = paste0("R_LIBS=", lib_path(c(spool_lib, .libPaths()))), stdout = log, stderr = log)
   if (status != 0 || !file.exists(out)) { say("probe failed:\n", tail_log(log, 20)); return(1L) }
   res <- readRDS(out)
-  agg <- stats::aggregate(cbind(calls, switches, caller_share, seconds) ~ shape + threads, res, stats::median)
+  agg <- stats::aggregate(cbind(calls, switches, caller_share, wall_ms, cpu_ms, body_cpu_ms) ~ shape + threads, res,
+                          stats::median)
   agg$caller_share <- sprintf("%.0f%%", 100 * agg$caller_share)
-  agg$seconds <- sprintf("%.3f", agg$seconds)
+  for (k in c("wall_ms", "cpu_ms", "body_cpu_ms")) agg[[k]] <- sprintf("%.1f", agg[[k]])
   say("medians of 9 calls; calls: body calls (for the index body: indexes); switches: i run by another thread than i-1;")
-  say("caller_share: the share of indexes R's main thread ran")
+  say("caller_share: the share of indexes R's main thread ran; wall_ms: the loop; cpu_ms: the process's CPU time")
+  say("during the loop (all threads); body_cpu_ms: the threads' CPU time inside the body (thread CPU clocks)")
   print(agg[order(agg$shape, agg$threads), ], row.names = FALSE, right = FALSE)
   0L
 }
@@ -443,7 +483,8 @@ real_main <- function(args = commandArgs(TRUE)) {
         if (is.null(res)) next
         raw[[length(raw) + 1]] <- cbind(round = r, package = p, build = side, res)
         say(sprintf("  round %d %-12s %-8s %s", r, p, side,
-                    paste(sprintf("%s/%d %.3fs", res$call, res$threads, res$seconds), collapse = "  ")))
+                    paste(sprintf("%s/%d %.3fs (cpu %s)", res$call, res$threads, res$seconds, res$threads_cpu),
+                          collapse = "  ")))
       }
     }
   }

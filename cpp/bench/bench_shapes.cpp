@@ -46,6 +46,10 @@
 //   runs      maximal runs of consecutive indexes that one thread ran in a row
 //   switches  indexes i whose thread is not i-1's
 //   caller    share of the indexes the calling thread ran
+//   cpu 2/1   the threads' CPU time inside the body (thread CPU clocks, read
+//             around every index) at 2 threads over that at 1: what running
+//             beside the other thread costs the body itself (shared cache
+//             lines, caches, memory bandwidth), apart from preemption
 // (medians of 3 counting passes).
 #include <RcppSpool.h>
 #include <RcppSpool/RcppParallel.h>
@@ -58,6 +62,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -87,6 +92,7 @@ using Clock = std::chrono::steady_clock;
 struct alignas(64) ThreadSlot {
     long calls = 0, runs = 0;
     std::ptrdiff_t last = -2;
+    double bodyNs = 0;  // the thread's CPU time inside the body
 };
 constexpr int kSlots = 512;
 ThreadSlot slots[kSlots];
@@ -268,11 +274,22 @@ double calibrateSpin()
 // ---------------------------------------------------------------------------
 // Libraries
 
-//! The body a library calls: index i, recorded in counting passes.
+double threadCpuNs()
+{
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return 1e9 * static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec);
+}
+
+//! The body a library calls: index i, recorded in counting passes (with the
+//! thread's CPU time inside it).
 inline void run(Shape& s, std::ptrdiff_t i)
 {
-    if (rec.on) rec.index(i);
+    if (!rec.on) return s.body(i);
+    rec.index(i);
+    const double c0 = threadCpuNs();
     s.body(i);
+    slots[tid()].bodyNs += threadCpuNs() - c0;
 }
 
 struct SpoolWorker : RcppSpool::RcppParallel::Worker {
@@ -359,7 +376,7 @@ double median(std::vector<double> v)
 }
 
 struct Counts {
-    double calls = 0, runs = 0, switches = 0, caller = 0;
+    double calls = 0, runs = 0, switches = 0, caller = 0, bodyMs = 0;
 };
 
 //! One counting pass of `lib` on `s` with `t` threads.
@@ -371,7 +388,8 @@ Counts count(Library& lib, Shape& s, int t)
     lib.loop(s, t);
     rec.on = false;
     Counts c;
-    for (auto& sl : slots) c.calls += static_cast<double>(sl.calls), c.runs += static_cast<double>(sl.runs);
+    for (auto& sl : slots)
+        c.calls += static_cast<double>(sl.calls), c.runs += static_cast<double>(sl.runs), c.bodyMs += sl.bodyNs / 1e6;
     long mine = 0;
     for (std::ptrdiff_t i = 0; i < s.n; ++i) {
         if (i > 0 && rec.owner[static_cast<std::size_t>(i)] != rec.owner[static_cast<std::size_t>(i - 1)]) c.switches += 1;
@@ -444,7 +462,7 @@ int main(int argc, char** argv)
     );
 
     FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
-    if (out) std::fprintf(out, "shape,library,threads,seconds,speedup,calls,runs,switches,caller_share,ok\n");
+    if (out) std::fprintf(out, "shape,library,threads,seconds,speedup,calls,runs,switches,caller_share,body_cpu_ms,ok\n");
     bool allOk = true;
     for (auto& sp : shapes) {
         Shape& s = *sp;
@@ -473,35 +491,36 @@ int main(int argc, char** argv)
                 }
             }
         std::printf("\n%s (n = %td)\n", s.name.c_str(), s.n);
-        std::printf("  %-24s %9s %9s %7s | %8s %7s %8s %6s | %8s %7s %8s %6s\n", "library", "1 thr ms", "2 thr ms", "speedup",
-                    "calls/1", "runs/1", "switch/1", "call/1", "calls/2", "runs/2", "switch/2", "call/2");
+        std::printf("  %-24s %9s %9s %7s | %8s %7s %8s %6s | %8s %7s %8s %6s | %8s\n", "library", "1 thr ms", "2 thr ms", "speedup",
+                    "calls/1", "runs/1", "switch/1", "call/1", "calls/2", "runs/2", "switch/2", "call/2", "cpu 2/1");
         double bestOther = 1e300, spool = 0;
         for (std::size_t l = 0; l < L; ++l) {
             const double t1 = median(times[l * 3 + 1]), t2 = median(times[l * 3 + 2]);
             Counts c[3];
             for (int t = 1; t <= 2; ++t) {
-                std::vector<double> calls, runs, sw, caller;
+                std::vector<double> calls, runs, sw, caller, body;
                 for (int k = 0; k < 3; ++k) {
                     std::this_thread::sleep_for(std::chrono::milliseconds(5));
                     const Counts x = count(libs[l], s, t);
                     calls.push_back(x.calls), runs.push_back(x.runs), sw.push_back(x.switches), caller.push_back(x.caller);
+                    body.push_back(x.bodyMs);
                 }
-                c[t] = {median(calls), median(runs), median(sw), median(caller)};
+                c[t] = {median(calls), median(runs), median(sw), median(caller), median(body)};
             }
             if (s.out != s.expected) ok[l] = false;
             allOk = allOk && ok[l];
             auto callsText = [&](double v) { return v < 0 ? std::string("-") : std::to_string(static_cast<long>(v)); };
-            std::printf("  %-24s %9.2f %9.2f %7.2f | %8s %7.0f %8.0f %5.0f%% | %8s %7.0f %8.0f %5.0f%%%s\n",
+            std::printf("  %-24s %9.2f %9.2f %7.2f | %8s %7.0f %8.0f %5.0f%% | %8s %7.0f %8.0f %5.0f%% | %8.2f%s\n",
                         libs[l].name.c_str(), t1 * 1e3, t2 * 1e3, t1 / t2, callsText(c[1].calls).c_str(), c[1].runs,
                         c[1].switches, 100 * c[1].caller, callsText(c[2].calls).c_str(), c[2].runs, c[2].switches,
-                        100 * c[2].caller, ok[l] ? "" : "  RESULT DIFFERS FROM SERIAL");
+                        100 * c[2].caller, c[2].bodyMs / c[1].bodyMs, ok[l] ? "" : "  RESULT DIFFERS FROM SERIAL");
             if (libs[l].name == "RcppSpool parallelFor") spool = t2;
             if (libs[l].name.rfind("RcppSpool", 0) != 0 && libs[l].name != "serial") bestOther = std::min(bestOther, t2);
             if (out)
                 for (int t = 1; t <= 2; ++t)
-                    std::fprintf(out, "%s,%s,%d,%.6g,%.4g,%.0f,%.0f,%.0f,%.4f,%d\n", s.name.c_str(), libs[l].name.c_str(), t,
+                    std::fprintf(out, "%s,%s,%d,%.6g,%.4g,%.0f,%.0f,%.0f,%.4f,%.4g,%d\n", s.name.c_str(), libs[l].name.c_str(), t,
                                  median(times[l * 3 + static_cast<std::size_t>(t)]), t1 / median(times[l * 3 + static_cast<std::size_t>(t)]),
-                                 c[t].calls, c[t].runs, c[t].switches, c[t].caller, ok[l] ? 1 : 0);
+                                 c[t].calls, c[t].runs, c[t].switches, c[t].caller, c[t].bodyMs, ok[l] ? 1 : 0);
         }
         if (bestOther < 1e300)
             std::printf("  2 threads: RcppSpool parallelFor / best of oneTBB, RcppThread, OpenMP = %.2f\n", spool / bestOther);
