@@ -369,6 +369,20 @@ std::vector<Library> libraries()
     return libs;
 }
 
+//! The load average (Linux), to say how busy the machine was.
+std::string loadAverage()
+{
+    FILE* f = std::fopen("/proc/loadavg", "r");
+    if (!f) return "?";
+    char buf[64] = {0};
+    const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
+    std::fclose(f);
+    std::string s = ok ? buf : "?";
+    std::size_t cut = 0;
+    for (int k = 0; k < 3 && cut != std::string::npos; ++k) cut = s.find(' ', cut + 1);
+    return s.substr(0, cut);
+}
+
 double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
@@ -442,8 +456,8 @@ int main(int argc, char** argv)
                      shapes.end());
     }
     auto libs = libraries();
-    std::printf("bench_shapes: %d reps, threads 1 and 2, hardware threads %u; RcppThread %s, oneTBB %s, OpenMP %s\n", reps,
-                std::thread::hardware_concurrency(),
+    std::printf("bench_shapes: %d reps, threads 1 and 2, hardware threads %u, load average %s; RcppThread %s, oneTBB %s, OpenMP %s\n",
+                reps, std::thread::hardware_concurrency(), loadAverage().c_str(),
 #ifdef HAVE_QUICKPOOL
                 "yes (its quickpool loop)",
 #else
@@ -526,6 +540,7 @@ int main(int argc, char** argv)
             std::printf("  2 threads: RcppSpool parallelFor / best of oneTBB, RcppThread, OpenMP = %.2f\n", spool / bestOther);
     }
     if (out) std::fclose(out);
-    std::printf("\n%s\n", allOk ? "every library's results equal serial's" : "SOME RESULTS DIFFER FROM SERIAL");
+    std::printf("\n%s; load average %s\n", allOk ? "every library's results equal serial's" : "SOME RESULTS DIFFER FROM SERIAL",
+                loadAverage().c_str());
     return allOk ? 0 : 1;
 }
