@@ -53,20 +53,21 @@
 # migrated copy).
 #
 # --probe: no packages; compiles (Rcpp::sourceCpp, in a child R process)
-# the two shapes against the RcppSpool under test, inside R as a migrated
-# package runs them (R's main thread the caller, RcppSpool's runtime from its
-# shared library), and counts, per index, which thread ran it: body calls
-# (pieces), ownership switches along the range (i run by another thread than
-# i - 1), the caller's share, the loop's wall time, the process's CPU time
-# during it and the threads' CPU time inside the body (what is left is the
-# library's: claiming, stealing, spinning, waking); 9 calls at each thread
-# count, medians. The shapes: parallelDist's (a Worker,
-# grain 1, over 3000 triangular rows writing a packed dist vector) and
-# mvrsquared's (parallelFor with an index body over the 2000 rows of a
-# column-major 2000 x 1000 matrix, vector temporaries in the body; and again
-# with RcppSpool::checkUserInterrupt() at the start of each row's body, as
-# mvrsquared's, which calls RcppThread's). The same
-# counts for oneTBB, RcppThread's loop and OpenMP, without R:
+# the two loop shapes once against RcppSpool (as a migrated package runs
+# them: R's main thread the caller, RcppSpool's runtime from its shared
+# library) and once against what the originals use (RcppParallel, i.e.
+# oneTBB; RcppThread), in one R process, alternating, and counts, per index,
+# which thread ran it: body calls (pieces), ownership switches along the
+# range (i run by another thread than i - 1), the caller's share; and the
+# loop's wall time, the process's CPU time during it and the threads' CPU
+# time inside the body (thread CPU clocks; what is left is the library's:
+# claiming, stealing, spinning, waking). 7 calls at each thread count,
+# medians. The shapes (Armadillo, as the packages): parallelDist's (a
+# Worker, grain 1, over 3000 triangular rows, each row taken as an
+# arma::mat, distances written to R's packed dist vector) and mvrsquared's
+# (parallelFor with an index body over the 2000 rows of a column-major
+# 2000 x 1000 matrix, each row taken as an arma::rowvec, checkUserInterrupt()
+# first). The same counts for more shapes and libraries, without R:
 # cpp/bench/bench_shapes.cpp (make bench).
 #
 # Takes, with the default 4 rounds and three packages, about 5 minutes plus
@@ -170,13 +171,19 @@ saveRDS(do.call(rbind, rows), out)
 
 # The probe's C++ (see --probe above).
 probe_cpp <- r"--(
+// [[Rcpp::depends(RcppArmadillo)]]
+// [[Rcpp::depends(RcppParallel)]]
+// [[Rcpp::depends(RcppThread)]]
 // [[Rcpp::depends(RcppSpool)]]
-#include <Rcpp.h>
+#include <RcppArmadillo.h>
+#include <RcppParallel.h>
+#include <RcppThread.h>
 #include <RcppSpool/RcppParallel.h>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <string>
 #include <vector>
 
 namespace {
@@ -202,84 +209,100 @@ struct Record {
                                        Rcpp::_["cpu_ms"] = proc / 1e6, Rcpp::_["body_cpu_ms"] = bodyNs.load() / 1e6);
   }
 };
-struct Dist : RcppSpool::RcppParallel::Worker {
-  const double* x; std::size_t n, d; double* out; Record& rec;
-  Dist(const double* x_, std::size_t n_, std::size_t d_, double* o, Record& r) : x(x_), n(n_), d(d_), out(o), rec(r) {}
-  void operator()(std::size_t b, std::size_t e) override {
+
+// parallelDist's shape: row i against rows 0..i-1 of a column-major matrix,
+// each row taken as an Armadillo matrix (a heap temporary of 20 doubles), the
+// distance written to R's packed dist vector (rows i, i+1 adjacent).
+struct DistBody {
+  const arma::mat& x; std::size_t n; double* out; Record& rec;
+  void operator()(std::size_t b, std::size_t e) const {
     rec.calls.fetch_add(1, std::memory_order_relaxed);
     const double c0 = cpuNs(CLOCK_THREAD_CPUTIME_ID);
     for (std::size_t i = b; i < e; ++i) {
       rec.owner[i] = tid();
       for (std::size_t j = 0; j < i; ++j) {
-        double s = 0;
-        for (std::size_t k = 0; k < d; ++k) { const double t = x[i + k * n] - x[j + k * n]; s += t * t; }
-        out[j * n - j - j * (j + 1) / 2 + i - 1] = std::sqrt(s);
+        const arma::mat A = x.row(i), B = x.row(j);
+        out[j * n - j - j * (j + 1) / 2 + i - 1] = std::sqrt(arma::accu(arma::square(A - B)));
       }
     }
     rec.bodyNs.fetch_add(static_cast<long long>(cpuNs(CLOCK_THREAD_CPUTIME_ID) - c0), std::memory_order_relaxed);
   }
 };
+struct TbbDist : RcppParallel::Worker {
+  DistBody body;
+  explicit TbbDist(DistBody b) : body(b) {}
+  void operator()(std::size_t b, std::size_t e) override { body(b, e); }
+};
+struct SpoolDist : RcppSpool::RcppParallel::Worker {
+  DistBody body;
+  explicit SpoolDist(DistBody b) : body(b) {}
+  void operator()(std::size_t b, std::size_t e) override { body(b, e); }
+};
 }
 
 // [[Rcpp::export]]
-Rcpp::NumericVector probe_dist(Rcpp::NumericMatrix x) {
-  const std::size_t n = x.nrow(), d = x.ncol();
+Rcpp::NumericVector probe_dist(const arma::mat& x, std::string lib, int threads) {
+  const std::size_t n = x.n_rows;
   std::vector<double> out(n * (n - 1) / 2);
   Record rec(n);
-  Dist w(&x[0], n, d, out.data(), rec);
+  DistBody body{x, n, out.data(), rec};
   const int caller = tid();
-  RcppSpool::RcppParallel::parallelFor(0, n, w);  // grain 1, threads from RCPP_PARALLEL_NUM_THREADS
+  if (lib == "RcppSpool") {
+    SpoolDist w(body);
+    RcppSpool::RcppParallel::parallelFor(0, n, w, 1, threads);
+  } else {
+    TbbDist w(body);
+    RcppParallel::parallelFor(0, n, w, 1, threads);
+  }
   rec.stop();
   return rec.summary(caller);
 }
 
+// mvrsquared's shape: an index body per row of a column-major matrix, the row
+// taken as an Armadillo row vector (an 8 KB heap temporary), with a check for
+// an interrupt first.
 // [[Rcpp::export]]
-Rcpp::NumericVector probe_rows(Rcpp::NumericMatrix y, int threads, bool check) {
-  const std::size_t n = y.nrow(), m = y.ncol();
-  const double* p = &y[0];
-  std::vector<double> out(n);
+Rcpp::NumericVector probe_rows(const arma::mat& y, std::string lib, int threads) {
+  const std::size_t n = y.n_rows;
+  arma::vec out(n);
   Record rec(n);
   const int caller = tid();
-  RcppSpool::parallelFor(0, static_cast<std::ptrdiff_t>(n), [&](std::ptrdiff_t i) {
-    if (check) RcppSpool::checkUserInterrupt();  // as mvrsquared's body (RcppThread's, migrated)
+  auto body = [&](std::size_t i, bool spool) {
+    if (spool) RcppSpool::checkUserInterrupt(); else RcppThread::checkUserInterrupt();
     const double c0 = cpuNs(CLOCK_THREAD_CPUTIME_ID);
     rec.owner[i] = tid();
-    std::vector<double> row(m), c(m);
-    for (std::size_t j = 0; j < m; ++j) row[j] = p[i + j * n];
-    for (std::size_t j = 0; j < m; ++j) c[j] = row[j] - 0.5;
-    double s = 0;
-    for (std::size_t j = 0; j < m; ++j) s += row[j] * row[j] + c[j] * c[j];
-    out[i] = s;
+    const arma::rowvec r = y.row(i);
+    out[i] = arma::dot(r, r);
     rec.bodyNs.fetch_add(static_cast<long long>(cpuNs(CLOCK_THREAD_CPUTIME_ID) - c0), std::memory_order_relaxed);
-  }, threads);
+  };
+  if (lib == "RcppSpool")
+    RcppSpool::parallelFor(0, static_cast<std::ptrdiff_t>(n), [&](std::ptrdiff_t i) { body(i, true); }, threads);
+  else
+    RcppThread::parallelFor(0, static_cast<int>(n), [&](unsigned int i) { body(i, false); }, threads);
   rec.stop();
-  // an index body: pieces are not visible, calls = indexes
-  rec.calls = static_cast<long>(n);
+  rec.calls = static_cast<long>(n);  // index bodies: a call per index
   return rec.summary(caller);
 }
 )--"
 
 probe_child <- r"--(
 args <- commandArgs(trailingOnly = TRUE)
-Rcpp::sourceCpp(args[1], cacheDir = args[2])
+suppressWarnings(Rcpp::sourceCpp(args[1], cacheDir = args[2]))
 set.seed(1)
 x <- matrix(rnorm(3000 * 20), 3000)
-y <- matrix(rpois(2e6, 3), 2000) + 0
+y <- matrix(rpois(2e6, 3), 2000) + rnorm(2e6)
 rows <- list()
-for (n in 1:2) {
-  RcppSpool::setThreadOptions(numThreads = n)
-  for (k in 1:9) {
-    t <- system.time(v <- probe_dist(x))[["elapsed"]]
-    rows[[length(rows) + 1]] <- data.frame(shape = "parallelDist-like (Worker, grain 1, triangle 3000)", threads = n,
-                                           rep = k, t(v), seconds = t)
-    for (check in c(FALSE, TRUE)) {
-      t <- system.time(v <- probe_rows(y, n, check))[["elapsed"]]
-      rows[[length(rows) + 1]] <- data.frame(
-        shape = paste0("mvrsquared-like (parallelFor index body, 2000 rows", if (check) ", checkUserInterrupt()", ")"),
-        threads = n, rep = k, t(v), seconds = t)
-    }
+for (k in 1:7) for (n in if (k %% 2) 1:2 else 2:1)
+  for (lib in if (k %% 2) c("RcppSpool", "original") else c("original", "RcppSpool")) {
+    v <- probe_dist(x, lib, n)
+    rows[[length(rows) + 1]] <- data.frame(
+      shape = "parallelDist-like: Worker, grain 1, 3000 triangular rows",
+      library = if (lib == "RcppSpool") "RcppSpool" else "RcppParallel (oneTBB)", threads = n, rep = k, t(v))
+    v <- probe_rows(y, lib, n)
+    rows[[length(rows) + 1]] <- data.frame(
+      shape = "mvrsquared-like: parallelFor index body, 2000 rows",
+      library = if (lib == "RcppSpool") "RcppSpool" else "RcppThread", threads = n, rep = k, t(v))
   }
-}
 saveRDS(do.call(rbind, rows), args[3])
 )--"
 
@@ -295,14 +318,14 @@ probe_main <- function(spool_lib) {
                     env = paste0("R_LIBS=", lib_path(c(spool_lib, .libPaths()))), stdout = log, stderr = log)
   if (status != 0 || !file.exists(out)) { say("probe failed:\n", tail_log(log, 20)); return(1L) }
   res <- readRDS(out)
-  agg <- stats::aggregate(cbind(calls, switches, caller_share, wall_ms, cpu_ms, body_cpu_ms) ~ shape + threads, res,
-                          stats::median)
+  agg <- stats::aggregate(cbind(calls, switches, caller_share, wall_ms, cpu_ms, body_cpu_ms) ~ shape + library + threads,
+                          res, stats::median)
   agg$caller_share <- sprintf("%.0f%%", 100 * agg$caller_share)
   for (k in c("wall_ms", "cpu_ms", "body_cpu_ms")) agg[[k]] <- sprintf("%.1f", agg[[k]])
-  say("medians of 9 calls; calls: body calls (for the index body: indexes); switches: i run by another thread than i-1;")
+  say("medians of 7 calls, the libraries alternating in one R process; calls: body calls (for the index body: indexes); switches: i run by another thread than i-1;")
   say("caller_share: the share of indexes R's main thread ran; wall_ms: the loop; cpu_ms: the process's CPU time")
   say("during the loop (all threads); body_cpu_ms: the threads' CPU time inside the body (thread CPU clocks)")
-  print(agg[order(agg$shape, agg$threads), ], row.names = FALSE, right = FALSE)
+  print(agg[order(agg$shape, agg$library, agg$threads), ], row.names = FALSE, right = FALSE)
   0L
 }
 
