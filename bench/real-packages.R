@@ -32,9 +32,13 @@
 # (checked). The load average before and after is printed: on a busy machine
 # compare only ratios of one run. Each round's line shows, per call, the CPU
 # seconds a call of each thread of the process (Linux: /proc/self/task, in
-# 1/100 s): R's main thread first, then the others that ran, largest first,
-# "main/worker/..." (also in the CSV): what ran serially on R's main thread
-# and how the loop's work was shared.
+# 1/100 s), user+system: R's main thread first, then the others that ran,
+# largest first, "main/worker/..." (also in the CSV): what ran serially on
+# R's main thread, how the loop's work was shared, and where the kernel
+# worked for it (page faults show as system time). Environment variables
+# reach the child processes: e.g. MALLOC_TRIM_THRESHOLD_=4000000000
+# MALLOC_MMAP_THRESHOLD_=33554432 (glibc: never give the heap back) shows
+# what page faults in R's main thread's heap cost.
 #
 # Cache (build/real-packages/ of this checkout): the tarballs, the original
 # builds (rebuilt when the tarball, R, RcppParallel or RcppThread changes),
@@ -133,8 +137,9 @@ thread_cpu <- function() {
   tasks <- list.files("/proc/self/task", full.names = TRUE)
   v <- vapply(tasks, function(d) {
     f <- strsplit(sub("^.*\\) ", "", tryCatch(readLines(file.path(d, "stat"), warn = FALSE), error = function(e) "")), " ")[[1]]
-    if (length(f) < 13) NA_real_ else (as.numeric(f[12]) + as.numeric(f[13])) / 100  # utime + stime, in ticks of 1/100 s
-  }, 0)
+    # utime + 1i * stime, in seconds (ticks of 1/100 s)
+    if (length(f) < 13) NA_complex_ else complex(real = as.numeric(f[12]), imaginary = as.numeric(f[13])) / 100
+  }, 0i)
   stats::setNames(v, basename(tasks))
 }
 rows <- list()
@@ -144,7 +149,7 @@ for (n in threads) {
   for (k in seq_along(spec$calls)) {
     e <- parse(text = spec$calls[[k]])[[1]]
     v <- eval(e, globalenv())
-    per <- 0
+    per <- 0i
     st <- vapply(seq_len(reps), function(i) {
       gc()  # as system.time()'s gcFirst, outside the threads' CPU window
       before <- thread_cpu()
@@ -154,13 +159,15 @@ for (n in threads) {
       c(s[["elapsed"]], s[["user.self"]] + s[["sys.self"]])  # CPU: all the process's threads
     }, c(0, 0))
     main <- per[[as.character(Sys.getpid())]]
-    others <- sort(per[names(per) != as.character(Sys.getpid()) & !is.na(per) & per > 0], decreasing = TRUE)
+    others <- per[names(per) != as.character(Sys.getpid()) & !is.na(per) & Mod(per) > 0]
+    others <- others[order(Mod(others), decreasing = TRUE)]
     t <- st[1, ]
     d <- digest(v)
     rows[[length(rows) + 1]] <- data.frame(call = names(spec$calls)[k], threads = n, seconds = stats::median(t),
                                            cpu = stats::median(st[2, ]),
-                                           # CPU s a call: R's main thread, then the others (largest first)
-                                           threads_cpu = paste(sprintf("%.3f", c(main, others)), collapse = "/"),
+                                           # CPU s a call, user+system: R's main thread, then the others (largest first)
+                                           threads_cpu = paste(sprintf("%.3f+%.3f", Re(c(main, others)), Im(c(main, others))),
+                                                               collapse = "/"),
                                            min = min(t), max = max(t), sum = d[["sum"]], sumsq = d[["sumsq"]],
                                            len = d[["len"]])
   }
