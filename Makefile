@@ -10,6 +10,10 @@
 #               oneTBB, OpenMP, std::async and serial; and what a client file
 #               costs to compile, against RcppThread and plain Rcpp
 #   make bench-full  the full R benchmark() (vignette data, README figures)
+#   make bench-real  real CRAN packages (parallelDist, mvrsquared, lamW) as they
+#               are and migrated by use_rcppspool(), timed on their own calls
+#               (bench/real-packages.R; downloads and installs them, cached in
+#               build/real-packages; ARGS="--rounds 2" passes options)
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
 SHELL := /bin/bash
 R ?= R
@@ -19,7 +23,7 @@ BUILD := $(CURDIR)/build
 export R_LIBS := $(LIB)$(if $(R_LIBS),:$(R_LIBS))
 JOBS ?= 2
 
-.PHONY: all deps install demo test test-r test-cpp test-toolchains check bench bench-full soak cpp-release cpp-tsan cpp-asan clean
+.PHONY: all deps install demo test test-r test-cpp test-toolchains check bench bench-full bench-real soak cpp-release cpp-tsan cpp-asan clean
 
 all: install
 
@@ -69,10 +73,15 @@ cpp-release cpp-tsan cpp-asan: deps
 bench-full: install
 	$(RSCRIPT) bench/full.R
 
+# Real packages against the RcppSpool of this checkout (installed into .Rlib first).
+bench-real: install
+	$(RSCRIPT) bench/real-packages.R --spool-lib $(LIB) $(ARGS)
+
 bench: cpp-release
 	@mkdir -p bench/results
 	$(BUILD)/cpp-release/bench_engine 9 --csv bench/results/engine.csv
 	$(BUILD)/cpp-release/bench_loop_anatomy 40
+	$(BUILD)/cpp-release/bench_shapes --csv bench/results/shapes.csv
 	$(BUILD)/cpp-release/bench_tasks --reps 3 --csv bench/results/tasks.csv
 	bash bench/compile-cost.sh 3 --csv bench/results/compile-cost.csv
 
