@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "service_thread.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -271,27 +273,7 @@ TEST(LentWorkers, ALenderWithoutWorkersRunsSessionsOnTheCaller)
 }
 
 namespace lent {
-//! Makes the calling thread the host's service thread (R's main thread: it
-//! waits without running tasks) while this lives.
-class AsServiceThread {
-public:
-    AsServiceThread()
-    {
-        mainId() = std::this_thread::get_id();
-        saved_ = engine::hostHooks();
-        engine::hostHooks().isServiceThread = [] { return std::this_thread::get_id() == mainId(); };
-        engine::hostHooks().service = [] {};
-    }
-    ~AsServiceThread() { engine::hostHooks() = saved_; }
-
-private:
-    static std::thread::id& mainId()
-    {
-        static std::thread::id id;
-        return id;
-    }
-    engine::HostHooks saved_;
-};
+using test_service::AsServiceThread;
 }  // namespace lent
 
 TEST(LentWorkers, WorkWhoseSessionsTheLenderDroppedGetsNewOnesWhenTheServiceThreadWaits)

@@ -3,6 +3,8 @@
 #include <RcppSpool.h>
 #include <gtest/gtest.h>
 
+#include "service_thread.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -329,6 +331,54 @@ TEST(ParallelFor, ThreadsRunContiguousRunsAndMeetOnlyWhereBalanceNeedsIt)
         }
     }
     RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
+}
+
+TEST(ParallelFor, RsMainThreadLeavesALongLoopToTheWorkers)
+{
+    // R's main thread (the service thread) runs a loop it calls for
+    // ~200 us, then leaves the rest to the workers and waits, serving R:
+    // bodies that allocate pay page faults in glibc's main heap there, and
+    // Ctrl-C waited for the piece in flight. It ran about half of a loop of
+    // equal iterations before (it took part to the end).
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
+    test_service::AsServiceThread service;
+    const std::ptrdiff_t n = 500;
+    for (std::size_t threads : {1, 2}) {
+        std::vector<std::thread::id> who(static_cast<std::size_t>(n));
+        RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) {
+            std::this_thread::sleep_for(200us);
+            who[static_cast<std::size_t>(i)] = std::this_thread::get_id();
+        }, threads);
+        const auto mine = std::count(who.begin(), who.end(), std::this_thread::get_id());
+        // (A busy machine may keep the workers from the caller's place for a
+        // while; the caller then takes it back: a bound with room for that.)
+        EXPECT_LT(mine, n / 4) << threads << " threads";
+        EXPECT_EQ(std::count(who.begin(), who.end(), std::thread::id()), 0) << "every index ran";
+    }
+    // A short loop stays on the caller, as cheap as before.
+    std::vector<std::thread::id> who(2);
+    RcppSpool::parallelFor(0, 2, [&](std::ptrdiff_t i) { who[static_cast<std::size_t>(i)] = std::this_thread::get_id(); }, 1);
+    EXPECT_EQ(who[0], std::this_thread::get_id());
+    EXPECT_EQ(who[1], std::this_thread::get_id());
+}
+
+TEST(ParallelFor, RsMainThreadTakesItsPlaceBackWhenNoWorkerComes)
+{
+    // The pool is paused: no ticket starts, so nobody takes the place the
+    // caller left; it takes it back and runs the loop to the end (it must
+    // not wait for an unpause that may never come).
+    auto& pool = RcppSpool::ThreadPool::globalInstance();
+    pool.setNumThreads(2);
+    test_service::AsServiceThread service;
+    pool.pause();
+    std::atomic<int> ran{0};
+    RcppSpool::parallelFor(0, 200, [&](std::ptrdiff_t) {
+        std::this_thread::sleep_for(50us);
+        ran.fetch_add(1, std::memory_order_relaxed);
+    }, 2);
+    EXPECT_EQ(ran.load(), 200);
+    pool.unpause();
+    pool.wait();
 }
 
 TEST(ParallelFor, TheWorkerThatStandsAsideForTheCallerIsAlwaysTheSame)
