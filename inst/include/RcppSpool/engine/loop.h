@@ -37,9 +37,10 @@ namespace engine {
 //! threads meet only where load balance needs it. Taking from the front of
 //! another's run instead, as this loop once did, interleaved the two threads
 //! piece by piece through the rest of that run: on a triangular loop of
-//! 3,000 rows, grain 1, ownership switched ~820 times along the range, and
-//! neighbouring rows (which write neighbouring elements of a dist vector in
-//! every column) ran on different cores.
+//! 3,000 rows (parallelDist's shape, grain 1, 2 threads), ownership switched
+//! 375-495 times along the range (now 3-4), and neighbouring rows, which
+//! write neighbouring elements of a dist vector in every column, ran on
+//! different cores: 0.23 s on 2 threads against 0.12-0.20 s on one.
 //!
 //! A participant's chunks start at one iteration and grow until a chunk
 //! takes ~20 us (see Grain), so indexes and clocks are touched rarely for
