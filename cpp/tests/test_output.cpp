@@ -72,8 +72,9 @@ TEST(Output, FlushAndEndlHandOverAnUnfinishedLine)
         RcppSpool::Rcout << " and more" << std::endl;
         RcppSpool::Rcout << "kept until the next line end";
     }).join();
-    // The last piece stays with its thread until a line end or a flush.
-    EXPECT_EQ(GetCapturedStdout(), "no newline yet and more\n");
+    // The last piece stays with its thread until a line end, a flush, or
+    // the thread's end (since issue 36 a std::thread's last words are not lost).
+    EXPECT_EQ(GetCapturedStdout(), "no newline yet and more\nkept until the next line end");
     CaptureStdout();
     std::thread([] { RcppSpool::Rcout << "a\rb\nc" << std::flush; }).join();
     EXPECT_EQ(GetCapturedStdout(), "a\rb\nc");
