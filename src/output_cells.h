@@ -29,6 +29,11 @@
 //   main       onMainThread(): the call writes line 2i on R's main thread
 //              (through R's API) and returns 2i; then the writer writes
 //              line 2i+1
+//   late       the lines of "tail", the second half written while the
+//              thread ends: by the destructor of a thread_local the writer
+//              made before its first line, so destroyed after the library's
+//              own per-thread state (thread and stdthread only: other
+//              kinds' threads do not end with the call)
 // Kinds of thread (the label is the kind unless given):
 //   main       R's main thread (the caller), writers one after the other
 //   loop       the global pool's workers: parallelFor(0, writers, ..., writers)
@@ -63,11 +68,11 @@
 
 namespace output_cells {
 
-enum Service { rcout, rcerr, endl, tail, counter, bar, interrupt, mainCall, nServices };
+enum Service { rcout, rcerr, endl, tail, counter, bar, interrupt, mainCall, late, nServices };
 
 inline const char* serviceName(int s)
 {
-    static const char* const names[] = {"rcout", "rcerr", "endl", "tail", "counter", "bar", "interrupt", "main"};
+    static const char* const names[] = {"rcout", "rcerr", "endl", "tail", "counter", "bar", "interrupt", "main", "late"};
     return s >= 0 && s < nServices ? names[s] : "?";
 }
 inline int serviceOf(const std::string& name)
@@ -80,7 +85,7 @@ inline int serviceOf(const std::string& name)
 //! One cell: what its writers share, and what went wrong (besides output).
 struct Cell {
     int service = -1;
-    std::string label;
+    std::string kind, label;
     int writers = 0, lines = 0;
     std::unique_ptr<RcppSpool::ProgressPrinter> progress;
     std::mutex m;
@@ -110,14 +115,40 @@ void tag(P& p, const Cell& c, int w, int i)
     p << "@" << serviceName(c.service) << "/" << c.label << "/w" << w << "/" << i;
 }
 
+inline void writeLines(Cell& c, int w, int service, int from, int to);
+
+//! The "late" service's thread_local: its destructor writes the lines.
+struct LateWriter {
+    Cell* cell = nullptr;
+    int w = 0;
+    ~LateWriter()
+    {
+        if (cell) writeLines(*cell, w, tail, cell->lines / 2, cell->lines);
+    }
+};
+
 //! What writer `w` of cell `c` does, on whatever thread runs it.
 inline void writer(Cell& c, int w)
+{
+    if (c.service != late) return writeLines(c, w, c.service, 0, c.lines);
+    if (c.kind != "thread" && c.kind != "stdthread")
+        return c.problem("the late service on a thread that does not end with the call");
+    static thread_local LateWriter lateWriter;  // made before anything of RcppSpool's on this thread
+    lateWriter.cell = &c;
+    lateWriter.w = w;
+    // The first half now: the library's per-thread state is made after
+    // lateWriter, and so destroyed before its destructor writes the rest.
+    writeLines(c, w, tail, 0, c.lines / 2);
+}
+
+//! Writes lines [from, to) of writer `w` of cell `c` as `service` does.
+inline void writeLines(Cell& c, int w, int service, int from, int to)
 {
     using RcppSpool::Rcerr;
     using RcppSpool::Rcout;
     try {
-        for (int i = 0; i < c.lines; ++i) {
-            switch (c.service) {
+        for (int i = from; i < to; ++i) {
+            switch (service) {
             case rcout:
                 tag(Rcout, c, w, i);
                 Rcout << " end" << "\n";
@@ -276,6 +307,7 @@ inline std::vector<std::string> runCells(const std::vector<std::string>& service
         cells.emplace_back(new Cell);
         Cell& c = *cells.back();
         c.service = serviceOf(s);
+        c.kind = kind;
         c.label = label;
         c.writers = writers;
         c.lines = lines;

@@ -1,6 +1,7 @@
 // The output matrix of issue 36 in standalone C++ (no R): each host service
 // (Rcout, Rcerr, std::endl and std::flush, a line left unfinished at thread
-// exit, ProgressCounter and ProgressBar, checkUserInterrupt(), onMainThread())
+// exit, ProgressCounter and ProgressBar, checkUserInterrupt(), onMainThread(),
+// and lines written while the thread ends, by a thread_local's destructor)
 // from each kind of thread (the calling thread, a global parallelFor's
 // workers, a local ThreadPool's tasks, TaskGroup tasks nested in a loop,
 // RcppSpool::Thread, a plain std::thread), one test per cell. The cells are
@@ -17,7 +18,6 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -39,18 +39,19 @@ struct CellSpec {
     std::string notApplicable;  // why not, if it cannot apply
 };
 
-const char* const kServices[] = {"rcout", "rcerr", "endl", "tail", "counter", "bar", "interrupt", "main"};
+const char* const kServices[] = {"rcout", "rcerr", "endl", "tail", "counter", "bar", "interrupt", "main", "late"};
 const char* const kKinds[] = {"main", "loop", "pool", "group", "thread", "stdthread"};
 
 std::vector<CellSpec> allCells()
 {
-    const std::vector<std::string> first = {"rcout", "rcerr", "endl", "tail", "interrupt"};
+    const std::vector<std::string> first = {"rcout", "rcerr", "endl", "tail", "interrupt", "late"};
     std::vector<CellSpec> cells = {{first, "stdthread", "firststdthread", ""}, {first, "thread", "firstthread", ""}};
     for (const char* k : kKinds)
         for (const char* s : kServices) {
             CellSpec c{{s}, k, k, ""};
             const std::string kind = k;
-            if (std::string(s) == "tail" && kind != "thread" && kind != "stdthread")
+            const bool atExit = std::string(s) == "tail" || std::string(s) == "late";
+            if (atExit && kind != "thread" && kind != "stdthread")
                 c.notApplicable = kind == "main" ? "the calling thread does not exit (a line it leaves open is its own)"
                                                  : "a pool's worker runs many tasks and outlives the call: its "
                                                    "unfinished line is continued by the next task it runs";
@@ -61,20 +62,91 @@ std::vector<CellSpec> allCells()
 
 struct Line {
     std::string service, label;
-    int w, i;
-    bool tail;
+    int w = -1, i = -1;
+    bool tail = false;
 };
 struct Parsed {
     std::vector<Line> lines;
     std::vector<std::string> finals, mids, garbage;  // progress: "service/label"
 };
 
+// A small reader of the texts (std::regex trips g++ 12's -Wmaybe-uninitialized
+// under -Werror in the ASan build).
+struct Reader {
+    const std::string& s;
+    std::size_t at = 0;
+    bool lit(const std::string& t)
+    {
+        if (s.compare(at, t.size(), t) != 0) return false;
+        at += t.size();
+        return true;
+    }
+    bool word(std::string& out)  // [a-z]+
+    {
+        const std::size_t from = at;
+        while (at < s.size() && s[at] >= 'a' && s[at] <= 'z') ++at;
+        out = s.substr(from, at - from);
+        return at > from;
+    }
+    bool number(int& out)  // [0-9]+
+    {
+        const std::size_t from = at;
+        while (at < s.size() && s[at] >= '0' && s[at] <= '9') ++at;
+        if (at == from || at - from > 9) return false;
+        out = std::stoi(s.substr(from, at - from));
+        return true;
+    }
+    bool end() const { return at == s.size(); }
+};
+
+//! "@counter/label: " or "@bar/label: [<40 of = or blank>] ", then "37%  (~2s
+//! remaining)       " (mid: `rest` is what follows) or "100% (done)" and 25
+//! blanks to the end (final). Sets `id` to "service/label".
+bool progress(const std::string& seg, std::string& id, bool& final, std::string& rest)
+{
+    Reader r{seg};
+    std::string svc, label;
+    if (!r.lit("@") || !r.word(svc) || (svc != "counter" && svc != "bar") || !r.lit("/") || !r.word(label) ||
+        !r.lit(": "))
+        return false;
+    if (r.lit("[")) {
+        for (int k = 0; k < 40; ++k)
+            if (r.at < seg.size() && (seg[r.at] == '=' || seg[r.at] == ' '))
+                ++r.at;
+            else
+                return false;
+        if (!r.lit("] ")) return false;
+    }
+    int pct = 0;
+    if (!r.number(pct) || !r.lit("%")) return false;
+    id = svc + "/" + label;
+    if (pct == 100 && r.lit(" (done)" + std::string(25, ' ')) && r.end()) {
+        final = true;
+        return true;
+    }
+    if (!r.lit("  (~")) return false;
+    const std::size_t from = r.at;
+    while (r.at < seg.size() && std::string("0123456789dhms").find(seg[r.at]) != std::string::npos) ++r.at;
+    if (r.at == from || !r.lit(" remaining)" + std::string(7, ' '))) return false;
+    final = false;
+    rest = seg.substr(r.at);
+    return true;
+}
+
+//! "@service/label/wW/I end" or "... tail", the whole segment.
+bool writerLine(const std::string& seg, Line& l)
+{
+    Reader r{seg};
+    if (!r.lit("@") || !r.word(l.service) || !r.lit("/") || !r.word(l.label) || !r.lit("/w") || !r.number(l.w) ||
+        !r.lit("/") || !r.number(l.i) || !r.lit(" "))
+        return false;
+    l.tail = r.lit("tail");
+    return (l.tail || r.lit("end")) && r.end();
+}
+
 //! The pieces of one stream's text (see om_parse() in test-output-matrix.R).
 Parsed parse(const std::string& text)
 {
-    static const std::regex mid("^@(counter|bar)/([a-z]+): (\\[[= ]{40}\\] )?[0-9]+%  \\(~[0-9dhms]+ remaining\\)       ");
-    static const std::regex final("^@(counter|bar)/([a-z]+): (\\[[= ]{40}\\] )?100% \\(done\\) {25}$");
-    static const std::regex line("^@([a-z]+)/([a-z]+)/w([0-9]+)/([0-9]+) (end|tail)$");
     std::vector<std::string> segs;
     std::string cur;
     auto push = [&segs](std::string s) {
@@ -95,19 +167,18 @@ Parsed parse(const std::string& text)
     }
     push(cur);
     Parsed p;
-    std::smatch m;
     for (std::string s : segs) {
-        if (std::regex_match(s, m, final)) {
-            p.finals.push_back(m[1].str() + "/" + m[2].str());
-            continue;
-        }
-        if (std::regex_search(s, m, mid)) {
-            p.mids.push_back(m[1].str() + "/" + m[2].str());
-            s = m.suffix().str();
+        std::string id, rest;
+        bool final = false;
+        if (progress(s, id, final, rest)) {
+            (final ? p.finals : p.mids).push_back(id);
+            if (final) continue;
+            s = rest;
             if (s.empty()) continue;
         }
-        if (std::regex_match(s, m, line))
-            p.lines.push_back({m[1].str(), m[2].str(), std::stoi(m[3].str()), std::stoi(m[4].str()), m[5].str() == "tail"});
+        Line l;
+        if (writerLine(s, l))
+            p.lines.push_back(l);
         else
             p.garbage.push_back(s);
     }
@@ -122,10 +193,27 @@ std::vector<int> expected(const std::string& service, int stream)
     for (int i = 0; i < n; ++i) {
         int s = 0;
         if (service == "rcerr" || service == "bar") s = 1;
-        if (service == "endl" || service == "tail") s = i % 2;
+        if (service == "endl" || service == "tail" || service == "late") s = i % 2;
         if (s == stream) out.push_back(i);
     }
     return out;
+}
+
+// The reader itself: what it must take apart, and what it must call torn.
+TEST(OutputMatrixReader, TellsWholeLinesProgressAndTornText)
+{
+    const Parsed p = parse("@rcout/loop/w1/7 end\n\r@counter/loop: 37%  (~0s remaining)       @rcout/loop/w2/0 end\n"
+                           "\r@bar/pool: [====                                    ] 10%  (~1m2s remaining)       "
+                           "\r@bar/pool: [========================================] 100% (done)" + std::string(25, ' ') +
+                           "\n@tail/thread/w0/98 tail@tail/thread/w1/0 end\n@rcout/thr@rcout/thread/w3/9 end\n"
+                           "@rcout/loop/w1/8 e\n");
+    ASSERT_EQ(p.lines.size(), 4u);
+    EXPECT_EQ(p.lines[1].w, 2);
+    EXPECT_TRUE(p.lines[2].tail);
+    EXPECT_EQ(p.lines[3].label, "thread");
+    EXPECT_EQ(p.mids, (std::vector<std::string>{"counter/loop", "bar/pool"}));
+    EXPECT_EQ(p.finals, std::vector<std::string>{"bar/pool"});
+    EXPECT_EQ(p.garbage, (std::vector<std::string>{"@rcout/thr@rcout/thread/w3/9 end", "@rcout/loop/w1/8 e"}));
 }
 
 class OutputMatrix : public testing::TestWithParam<CellSpec> {};
@@ -159,7 +247,7 @@ TEST_P(OutputMatrix, LinesArriveWholeOnTheRightStreamNoneLostInOrder)
                 EXPECT_EQ(got, expected(svc, s)) << "writer " << w << " on " << (s ? "stderr" : "stdout");
             }
             const std::set<int> wantTails =
-                svc == "tail" ? std::set<int>{kLines - 2, kLines - 1} : std::set<int>{};
+                svc == "tail" || svc == "late" ? std::set<int>{kLines - 2, kLines - 1} : std::set<int>{};
             EXPECT_EQ(tails, wantTails) << "writer " << w << ": lines without a newline";
         }
         if (svc == "counter" || svc == "bar") {

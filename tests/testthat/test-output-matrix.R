@@ -19,6 +19,8 @@
 #              a cache directory and loaded from there while RcppSpool's
 #              namespace is not loaded (the case issue 36 saw tear lines).
 # Standalone C++ (no R) runs the same cells in cpp/tests/test_output_matrix.cpp.
+# The cells that cannot apply (om_not_applicable, om_client_not_applicable)
+# are skipped by name, with the reason.
 #
 # Each client kind runs in two child R processes, stdout and stderr to files:
 #   A: first (before anything else touched the runtime) the writers of the
@@ -35,9 +37,9 @@ skip_if_not_installed("callr")
 skip_if_not(nzchar(base::system.file("include", "RcppSpool.h", package = "RcppSpool")),
             "RcppSpool is not installed")
 
-om_services <- c("rcout", "rcerr", "endl", "tail", "counter", "bar", "interrupt", "main")
+om_services <- c("rcout", "rcerr", "endl", "tail", "counter", "bar", "interrupt", "main", "late")
 om_kinds <- c("main", "loop", "pool", "group", "thread", "stdthread")
-om_first <- c("rcout", "rcerr", "endl", "tail", "interrupt")
+om_first <- c("rcout", "rcerr", "endl", "tail", "interrupt", "late")
 om_writers <- 4L
 om_lines <- 100L  # even: the tail service ends each writer with one unfinished line per stream
 
@@ -50,14 +52,29 @@ om_not_applicable <- c(
   "tail/pool" = paste("a line without a final newline at thread exit: a local pool's worker runs many",
                       "tasks (its unfinished line is shared by them) and exits only with the pool"),
   "tail/group" = paste("a line without a final newline at thread exit: TaskGroup tasks run on the global",
-                       "pool's workers, which do not exit")
+                       "pool's workers, which do not exit"),
+  "late/main" = "lines written while the thread ends (a thread_local's destructor): R's main thread does not end",
+  "late/loop" = "lines written while the thread ends: a global pool's worker does not end with the loop",
+  "late/pool" = paste("lines written while the thread ends: a local pool's worker ends with the pool, not",
+                      "with the task that made the thread_local (which would outlive the cell)"),
+  "late/group" = "lines written while the thread ends: TaskGroup tasks run on the global pool's workers"
 )
 
-om_cells <- function() {
-  cells <- expand.grid(service = om_services, label = om_kinds, stringsAsFactors = FALSE)
+# Services that cannot apply to one client kind, and why.
+om_client_not_applicable <- c(
+  abi10 = paste("late (lines written while the thread ends): a client built against the headers of ABI 10",
+                "has their per-thread output state compiled in, which such text used after it was destroyed",
+                "(the text lost, freed memory written); fixed in these headers, a client gets it when rebuilt")
+)
+om_client_excluded <- list(abi10 = "late")
+
+# The cells a client kind runs (without the services `exclude`).
+om_cells <- function(exclude = character()) {
+  first <- setdiff(om_first, exclude)
+  cells <- expand.grid(service = setdiff(om_services, exclude), label = om_kinds, stringsAsFactors = FALSE)
   cells <- cells[!paste(cells$service, cells$label, sep = "/") %in% names(om_not_applicable), ]
-  rbind(data.frame(service = om_first, label = "firststdthread"),
-        data.frame(service = om_first, label = "firstthread"), cells)
+  rbind(data.frame(service = first, label = rep("firststdthread", length(first))),
+        data.frame(service = first, label = rep("firstthread", length(first))), cells)
 }
 
 # What writer w of a cell writes to each stream: the indexes, in order.
@@ -68,7 +85,7 @@ om_expected <- function(service, n = om_lines) {
   switch(service,
          rcout = , counter = , interrupt = list(out = i, err = integer()),
          rcerr = , bar = list(out = integer(), err = i),
-         endl = , tail = list(out = even, err = odd),
+         endl = , tail = , late = list(out = even, err = odd),
          main = list(out = seq_len(2L * n) - 1L, err = integer()))
 }
 
@@ -101,13 +118,13 @@ om_parse <- function(text, stream) {
 # Checks every cell of one client kind from its children's output and what
 # the cells reported; returns a data frame: one row per cell, `problem` ""
 # where the cell passed.
-om_check <- function(runs) {
+om_check <- function(runs, exclude = character()) {
   out <- lapply(runs, function(r) om_parse(r$stdout, "out"))
   err <- lapply(runs, function(r) om_parse(r$stderr, "err"))
   lines <- do.call(rbind, c(lapply(out, `[[`, "lines"), lapply(err, `[[`, "lines")))
   garbage <- c(unlist(lapply(out, `[[`, "garbage")), unlist(lapply(err, `[[`, "garbage")))
   reported <- do.call(c, lapply(runs, function(r) r$problems))
-  cells <- om_cells()
+  cells <- om_cells(exclude)
   cells$problem <- ""
   for (k in seq_len(nrow(cells))) {
     svc <- cells$service[k]
@@ -132,7 +149,7 @@ om_check <- function(runs) {
         }
       }
       tails <- mine$i[mine$w == w & mine$ending == "tail"]
-      want <- if (svc == "tail") om_lines - 2:1 else integer()
+      want <- if (svc %in% c("tail", "late")) om_lines - 2:1 else integer()
       if (!setequal(tails, want)) why <- c(why, sprintf("writer %d: unfinished lines %s", w, paste(tails, collapse = ",")))
     }
     torn <- garbage[grepl(paste0("@", svc, "/", lab, "/"), garbage, fixed = TRUE)]
@@ -155,11 +172,14 @@ om_check <- function(runs) {
 # Runs `setup` (R code that defines `cells(services, kind, label, writers,
 # lines)`) in a child R process that then runs `body`; returns its stdout
 # and stderr (text) and the problems the cells reported, named service/label.
-om_child <- function(setup, which, libpaths = .libPaths()) {
+om_child <- function(setup, which, libpaths = .libPaths(), exclude = character()) {
   dir <- tempfile("om-child")
   dir.create(dir)
   files <- file.path(dir, c("child.R", "out.txt", "err.txt", "res.rds"))
   first_kind <- if (which == "A") "stdthread" else "thread"
+  first <- setdiff(om_first, exclude)
+  todo <- om_cells(exclude)
+  todo <- todo[!grepl("^first", todo$label), ]
   writeLines(c(
     sprintf(".libPaths(%s)", paste(deparse(libpaths), collapse = "")),
     setup,
@@ -168,9 +188,9 @@ om_child <- function(setup, which, libpaths = .libPaths()) {
     sprintf("  p <- cells(services, kind, label, %dL, %dL)", om_writers, om_lines),
     "  res$problems[paste(services, label, sep = '/')] <<- as.list(p)",
     "}",
-    sprintf("run(%s, '%s', 'first%s')", paste(deparse(om_first), collapse = ""), first_kind, first_kind),
+    sprintf("run(%s, '%s', 'first%s')", paste(deparse(first), collapse = ""), first_kind, first_kind),
     if (which == "A") c(
-      sprintf("cells_todo <- %s", paste(deparse(om_cells()[-seq_len(2 * length(om_first)), ]), collapse = "")),
+      sprintf("cells_todo <- %s", paste(deparse(todo), collapse = "")),
       "for (k in seq_len(nrow(cells_todo))) run(cells_todo$service[k], cells_todo$label[k], cells_todo$label[k])"),
     sprintf("saveRDS(res, '%s')", files[4])
   ), files[1])
@@ -183,11 +203,11 @@ om_child <- function(setup, which, libpaths = .libPaths()) {
 }
 
 # Expects every cell of a client kind to pass: one expectation per cell.
-expect_cells_pass <- function(runs, client) {
+expect_cells_pass <- function(runs, client, exclude = character()) {
   for (r in runs) {
     expect_identical(r$status, 0L, info = paste(client, "child's stderr:", substr(r$stderr, max(1, nchar(r$stderr) - 2000), nchar(r$stderr))))
   }
-  cells <- om_check(runs)
+  cells <- om_check(runs, exclude)
   for (k in seq_len(nrow(cells))) {
     expect(!nzchar(cells$problem[k]),
            sprintf("%s: %s/%s: %s", client, cells$service[k], cells$label[k], cells$problem[k]))
@@ -271,7 +291,7 @@ test_that("the cells that cannot apply are listed with the reason", {
   for (cell in names(om_not_applicable)) {
     expect_true(cell %in% paste(om_services, rep(om_kinds, each = length(om_services)), sep = "/"))
   }
-  # 8 services x 6 kinds, less those, plus the first calls on each kind of thread.
+  # 9 services x 6 kinds, less those, plus the first calls on each kind of thread.
   expect_identical(nrow(om_cells()), length(om_services) * length(om_kinds) - length(om_not_applicable) +
                      2L * length(om_first))
 })
@@ -331,8 +351,14 @@ if (om_have_source) {
 test_that("output matrix, a client built against the headers of ABI 10: every cell", {
   skip_if_not(om_have_source, "src/output_cells.h is not there: the tests run outside RcppSpool's source tree")
   setup <- "invisible(loadNamespace('omAbi10')); cells <- asNamespace('omAbi10')$cells"
-  runs <- list(om_child(setup, "A", c(om_lib, .libPaths())), om_child(setup, "B", c(om_lib, .libPaths())))
-  expect_cells_pass(runs, "ABI 10 client")
+  exclude <- om_client_excluded$abi10
+  runs <- list(om_child(setup, "A", c(om_lib, .libPaths()), exclude),
+               om_child(setup, "B", c(om_lib, .libPaths()), exclude))
+  expect_cells_pass(runs, "ABI 10 client", exclude)
+})
+
+test_that("output matrix, the ABI 10 client's late cells: cannot apply", {
+  skip(om_client_not_applicable[["abi10"]])
 })
 
 test_that("output matrix, a sourceCpp() module loaded from its cache before RcppSpool: every cell", {
