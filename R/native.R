@@ -42,3 +42,9 @@ cpp_is_forked_child <- function() {
 .spool_global_pool_state <- function() {
   .Call(`_RcppSpool_globalPoolState`)
 }
+
+# The output matrix of issue 36 (src/output_cells.h) run by RcppSpool's own
+# code; tests/testthat/test-output-matrix.R calls it.
+.spool_output_cells <- function(services, kind, label, writers, lines) {
+  .Call(`_RcppSpool_outputCells`, services, kind, label, writers, lines)
+}

@@ -8,10 +8,18 @@
 #include "kendall_entries.h"
 #include "rcppthread_entries.h"
 #include "runtime_owner.h"
+#include "output_cells.h"
 
 #include <R_ext/Rdynload.h>
 
 namespace {
+
+// The output matrix of issue 36 (src/output_cells.h), as RcppSpool's own code
+// runs it: the runtime called directly, not through its table.
+SEXP outputCells(SEXP services, SEXP kind, SEXP label, SEXP writers, SEXP lines)
+{
+    return native::callFromR([&] { return output_cells::runCellsR(services, kind, label, writers, lines); });
+}
 
 #define RCPPSPOOL_ENTRY(name, args) {"_RcppSpool_" #name, reinterpret_cast<DL_FUNC>(&name), args}
 // The names R/native.R calls with .Call().
@@ -26,6 +34,7 @@ const R_CallMethodDef callEntries[] = {
     RCPPSPOOL_ENTRY(spoolKendall, 3),
     RCPPSPOOL_ENTRY(runtimeInfo, 0),
     RCPPSPOOL_ENTRY(globalPoolState, 0),
+    RCPPSPOOL_ENTRY(outputCells, 5),
     {nullptr, nullptr, 0}};
 #undef RCPPSPOOL_ENTRY
 

@@ -331,3 +331,29 @@ TEST(Memory, CacheLineAllocatedObjectsAndArraysAreAlignedAndFreed)
         delete derived[i];  // through the base: the virtual destructor finds the same operator delete
     }
 }
+
+// Futures made and freed while a thread ends, by a thread_local destroyed
+// after the thread's cache of freed future states (made before it): their
+// states went into the destroyed cache and were never freed (LeakSanitizer
+// in the ASan build, detect_leaks=1, fails this binary if they are).
+namespace {
+struct HoldsFutures {
+    std::vector<RcppSpool::Future<int>> fs;
+    int sum = 0;
+    ~HoldsFutures()
+    {
+        for (auto& f : fs) sum += f.get();
+        fs.clear();
+        for (int i = 0; i < 10; ++i) sum += RcppSpool::async([i] { return i; }).get();
+    }
+};
+}  // namespace
+
+TEST(Memory, FutureStatesFreedWhileAThreadEndsAreFreed)
+{
+    std::thread([] {
+        static thread_local HoldsFutures h;  // made first: destroyed after the state cache
+        for (int i = 0; i < 10; ++i) h.fs.push_back(RcppSpool::async([i] { return i; }));
+    }).join();
+    SUCCEED();
+}

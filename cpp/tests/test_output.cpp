@@ -109,6 +109,47 @@ TEST(Output, ErrorStreamIsSeparate)
     EXPECT_EQ(err, "to err line\n");
 }
 
+// A thread_local made before the thread's first Rcout is destroyed after the
+// library's per-thread state (the format and the unfinished line): what its
+// destructor writes used to go into the destroyed objects (freed memory, a
+// crash or the text lost). Now a second per-thread state takes it, whole
+// lines, and the last text without a newline still arrives.
+struct WritesWhenDestroyed {
+    int t = -1;
+    ~WritesWhenDestroyed()
+    {
+        if (t < 0) return;
+        for (int i = 0; i < 3; ++i) RcppSpool::Rcout << "late " << t << " line " << i << " end\n";
+        RcppSpool::Rcerr << "late " << t << " err" << " end" << std::endl;
+        RcppSpool::Rcout << "late " << t << " tail";
+    }
+};
+
+TEST(Output, TextWrittenWhileAThreadEndsArrivesWhole)
+{
+    CaptureStdout();
+    CaptureStderr();
+    std::vector<std::thread> ts;
+    std::vector<RcppSpool::Thread> rs;
+    auto body = [](int t) {
+        static thread_local WritesWhenDestroyed last;
+        last.t = t;
+        RcppSpool::Rcout << "early " << t << "\n";
+    };
+    for (int t = 0; t < 2; ++t) ts.emplace_back(body, t);
+    for (int t = 2; t < 4; ++t) rs.emplace_back(body, t);
+    for (auto& th : ts) th.join();
+    for (auto& th : rs) th.join();
+    const std::string err = GetCapturedStderr();
+    const std::string out = GetCapturedStdout();
+    for (int t = 0; t < 4; ++t) {
+        for (int i = 0; i < 3; ++i)
+            EXPECT_NE(out.find("late " + std::to_string(t) + " line " + std::to_string(i) + " end\n"), std::string::npos) << out;
+        EXPECT_NE(out.find("late " + std::to_string(t) + " tail"), std::string::npos) << out;
+        EXPECT_NE(err.find("late " + std::to_string(t) + " err end\n"), std::string::npos) << err;
+    }
+}
+
 // 200,000 pieces of 10 characters: the quadratic version copied 2 MB on
 // average per <<, 400 GB in all (minutes); the linear one takes milliseconds.
 // The result is checked, not the time: a quadratic regression makes this test

@@ -31,20 +31,30 @@ public:
     template <class T>
     RPrinter& operator<<(const T& value)
     {
-        Format& f = format();
-        f.stream << value;
-        f.handOver(stream_, client::kWritePiece);
+        if (Format* f = format()) {
+            f->stream << value;
+            f->handOver(stream_, client::kWritePiece);
+        } else {
+            Format late;  // the thread ends, its Formats are gone (see format())
+            late.stream << value;
+            late.handOver(stream_, client::kWritePiece);
+        }
         return *this;
     }
 
     //! Manipulators: std::endl, std::flush, std::setw, ...
     RPrinter& operator<<(std::ostream& (*manip)(std::ostream&))
     {
-        Format& f = format();
-        manip(f.stream);
         const bool flush = manip == static_cast<std::ostream& (*)(std::ostream&)>(std::flush) ||
                            manip == static_cast<std::ostream& (*)(std::ostream&)>(std::endl);
-        f.handOver(stream_, flush ? client::kWriteFlush : client::kWritePiece);
+        if (Format* f = format()) {
+            manip(f->stream);
+            f->handOver(stream_, flush ? client::kWriteFlush : client::kWritePiece);
+        } else {
+            Format late;
+            manip(late.stream);
+            late.handOver(stream_, flush ? client::kWriteFlush : client::kWritePiece);
+        }
         return *this;
     }
 
@@ -91,13 +101,20 @@ private:
             piece.clear();
         }
     };
-    RCPPSPOOL_HIDDEN Format& format() const
+    struct Formats {
+        Format out, err;
+        ~Formats() { engine::runtime::threadLocalEnded<Formats>(); }
+    };
+    //! The calling thread's Format for this stream. While the thread ends, a
+    //! thread_local destroyed after its Formats (a user's object whose
+    //! destructor prints) gets a second one (engine/thread_local_object.h);
+    //! it had used the destroyed stream and lost the text. Null after that:
+    //! each `<<` is formatted on its own.
+    RCPPSPOOL_HIDDEN Format* format() const
     {
-        struct Formats {
-            Format out, err;
-        };
-        static thread_local Formats* const mine = engine::runtime::threadLocalObject<Formats>();
-        return stream_ == host::Stream::out ? mine->out : mine->err;
+        Formats* mine = engine::runtime::lastingThreadLocal<Formats>();
+        if (!mine) return nullptr;
+        return stream_ == host::Stream::out ? &mine->out : &mine->err;
     }
 
     host::Stream stream_;

@@ -68,10 +68,11 @@ struct Unfinished {
     std::string text[2];
     ~Unfinished();
 };
-RCPPSPOOL_HIDDEN inline Unfinished& unfinished()
+//! The calling thread's (engine/thread_local_object.h: also while it ends);
+//! null once even a second one is gone.
+RCPPSPOOL_HIDDEN inline Unfinished* unfinished()
 {
-    static thread_local Unfinished* const mine = engine::runtime::threadLocalObject<Unfinished>();
-    return *mine;
+    return engine::runtime::lastingThreadLocal<Unfinished>();
 }
 
 //! The table was found (`t`): hands over what is kept, the lines of every
@@ -84,8 +85,10 @@ inline void handOver(const ApiTable& t) noexcept
         std::lock_guard<std::mutex> lk(kept().m);
         handOverLocked(t);
     }
+    Unfinished* mine = unfinished();
+    if (!mine) return;
     for (int s = 0; s < 2; ++s) {
-        std::string& line = unfinished().text[s];
+        std::string& line = mine->text[s];
         if (line.empty()) continue;
         t.write(s, line.data(), line.size(), kWritePiece);
         line.clear();
@@ -100,10 +103,13 @@ inline void keep(int stream, const char* text, std::size_t size, int kind) noexc
     kept().used.store(true, std::memory_order_relaxed);
     try {
         std::string piece;
-        if (kind == kWriteWhole) {
-            piece.assign(text, size);  // not part of the thread's lines (a progress redraw)
+        Unfinished* mine = kind == kWriteWhole ? nullptr : unfinished();
+        if (!mine) {
+            // Not part of the thread's lines (a progress redraw), or the
+            // thread ends and even a second Unfinished is gone: as it is.
+            piece.assign(text, size);
         } else {
-            std::string& line = unfinished().text[stream];
+            std::string& line = mine->text[stream];
             line.append(text, size);
             const std::size_t end = line.find_last_of("\r\n");
             const std::size_t cut = kind == kWriteFlush ? line.size() : end == std::string::npos ? 0 : end + 1;
@@ -127,6 +133,7 @@ inline void keep(int stream, const char* text, std::size_t size, int kind) noexc
 //! runtime's threads do the same with theirs).
 inline Unfinished::~Unfinished()
 {
+    engine::runtime::threadLocalEnded<Unfinished>();
     for (int s = 0; s < 2; ++s)
         if (!text[s].empty()) keep(s, text[s].data(), text[s].size(), kWriteWhole);
 }

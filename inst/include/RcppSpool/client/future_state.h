@@ -27,7 +27,6 @@ inline namespace RCPPSPOOL_ABI {
 namespace client {
 
 namespace state_detail {
-struct CacheTag {};
 //! Work a std::launch::deferred future runs at its first wait. Not a
 //! std::function: its destructor, called with every state's, is a null test
 //! here and an out-of-line call there.
@@ -41,12 +40,18 @@ struct DeferredWorkOf final : DeferredWork {
     explicit DeferredWorkOf(F&& work) : f(std::move(work)) {}
     void run() override { f(); }
 };
+//! A thread's cache of freed states (see cache()).
+struct StateCache : engine::BlockCache {
+    ~StateCache() { engine::runtime::threadLocalEnded<StateCache>(); }
+};
 //! This thread's freed states, kept for its next ones: states come and go
-//! at the rate of tasks (see engine::BlockCache).
-RCPPSPOOL_HIDDEN inline engine::BlockCache& cache() noexcept
+//! at the rate of tasks (see engine::BlockCache). Null while the thread ends,
+//! once even a second cache is gone (engine/thread_local_object.h): a state
+//! freed by a thread_local destroyed after the first cache (a user's object
+//! holding Futures) went into the destroyed cache and was never freed.
+RCPPSPOOL_HIDDEN inline engine::BlockCache* cache() noexcept
 {
-    static thread_local engine::BlockCache* const c = engine::runtime::threadLocalObject<engine::BlockCache, CacheTag>();
-    return *c;
+    return engine::runtime::lastingThreadLocal<StateCache>();
 }
 }  // namespace state_detail
 
@@ -68,12 +73,14 @@ public:
 
     static void* operator new(std::size_t bytes)
     {
-        if (void* p = state_detail::cache().take(bytes)) return p;
+        engine::BlockCache* c = state_detail::cache();
+        if (void* p = c ? c->take(bytes) : nullptr) return p;
         return ::operator new(engine::BlockCache::rounded(bytes));
     }
     static void operator delete(void* p, std::size_t bytes) noexcept
     {
-        if (!state_detail::cache().give(p, bytes)) ::operator delete(p);
+        engine::BlockCache* c = state_detail::cache();
+        if (!c || !c->give(p, bytes)) ::operator delete(p);
     }
     // A result type aligned beyond operator new's guarantee: the heap's own.
     static void* operator new(std::size_t bytes, std::align_val_t a) { return ::operator new(bytes, a); }

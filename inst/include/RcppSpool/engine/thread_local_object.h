@@ -47,6 +47,51 @@ RCPPSPOOL_HIDDEN T* threadLocalObject()
 #endif
 }
 
+//! How many of the calling thread's objects of type T made by
+//! lastingThreadLocal<T>() were destroyed (their destructor calls
+//! threadLocalEnded<T>()). A trivially destructible thread_local: there
+//! while the thread's other thread_locals are destroyed.
+template <class T>
+RCPPSPOOL_HIDDEN int& threadLocalEnds() noexcept
+{
+    static thread_local int ends = 0;
+    return ends;
+}
+//! Called by the destructor of a T of lastingThreadLocal<T>(). Not with
+//! mingw-w64's emulated TLS, whose storage may be freed before the object
+//! (held through a pthread key there) is destroyed.
+template <class T>
+inline void threadLocalEnded() noexcept
+{
+#if !defined(__MINGW32__)
+    ++threadLocalEnds<T>();
+#endif
+}
+
+template <class T>
+struct SecondThreadLocal {};
+
+//! threadLocalObject<T>() for state that may be used while the thread ends.
+//! A thread's thread_locals are destroyed in the reverse order of their
+//! making, so one made before T (a user's object whose destructor writes
+//! to Rcout, say) is destroyed after it and may still use it: that used
+//! the destroyed T (its std::string freed memory) and lost the text. After
+//! T's destructor, a second T is made, destroyed in its turn (C++ runs the
+//! destructors of thread_locals made while a thread's are destroyed, too);
+//! after that, null: the caller goes without.
+template <class T>
+RCPPSPOOL_HIDDEN T* lastingThreadLocal()
+{
+    static thread_local T* const first = threadLocalObject<T>();
+    const int ends = threadLocalEnds<T>();
+    if (ends == 0) return first;
+    if (ends == 1) {
+        static thread_local T* const second = threadLocalObject<T, SecondThreadLocal<T>>();
+        if (threadLocalEnds<T>() == 1) return second;
+    }
+    return nullptr;
+}
+
 }  // namespace runtime
 }  // namespace engine
 }  // namespace RCPPSPOOL_ABI

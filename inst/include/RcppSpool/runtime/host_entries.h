@@ -31,6 +31,7 @@ struct PrintBuffers {
     std::string out, err;
     ~PrintBuffers() noexcept
     {
+        engine::runtime::threadLocalEnded<PrintBuffers>();
         try {
             if (!out.empty()) deliverLines(Stream::out, std::move(out));
             if (!err.empty()) deliverLines(Stream::err, std::move(err));
@@ -44,11 +45,16 @@ struct PrintBuffers {
 namespace runtime {
 namespace host_detail {
 
-RCPPSPOOL_HIDDEN inline std::string& unfinishedLine(host::Stream s)
+//! The calling thread's unfinished line on stream `s`; null once the thread
+//! ends and even a second buffer is gone (engine/thread_local_object.h:
+//! what thread_locals destroyed after the first write while the thread
+//! ends gets whole lines too; it wrote into the destroyed buffer, and lost).
+RCPPSPOOL_HIDDEN inline std::string* unfinishedLine(host::Stream s)
 {
     // The runtime's alone (clients hand text over through the table).
-    static thread_local host::PrintBuffers* const mine = engine::runtime::threadLocalObject<host::PrintBuffers>();
-    return s == host::Stream::out ? mine->out : mine->err;
+    host::PrintBuffers* mine = engine::runtime::lastingThreadLocal<host::PrintBuffers>();
+    if (!mine) return nullptr;
+    return s == host::Stream::out ? &mine->out : &mine->err;
 }
 
 //! A `<<`'s text: R's main thread writes at once (the host keeps other
@@ -58,7 +64,12 @@ RCPPSPOOL_HIDDEN inline std::string& unfinishedLine(host::Stream s)
 inline void writePiece(host::Stream s, std::string piece, bool flush)
 {
     if (host::isOutputThread()) return host::writeFromMain(s, piece);
-    std::string& line = unfinishedLine(s);
+    std::string* kept = unfinishedLine(s);
+    if (!kept) {
+        if (!piece.empty()) host::deliverLines(s, std::move(piece));  // nothing can wait: as it is
+        return;
+    }
+    std::string& line = *kept;
     const std::size_t lineEnd = piece.find_last_of("\r\n");
     const std::size_t cut = flush ? piece.size() : lineEnd == std::string::npos ? 0 : lineEnd + 1;
     if (cut == 0 && !flush) {
