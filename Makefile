@@ -11,6 +11,7 @@
 #               costs to compile, against RcppThread and plain Rcpp
 #   make bench-full  the full R benchmark() (vignette data, README figures)
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
+#   make site   the documentation site (pkgdown, offline) into site/, its links checked
 SHELL := /bin/bash
 R ?= R
 RSCRIPT ?= Rscript
@@ -19,7 +20,7 @@ BUILD := $(CURDIR)/build
 export R_LIBS := $(LIB)$(if $(R_LIBS),:$(R_LIBS))
 JOBS ?= 2
 
-.PHONY: all deps install demo test test-r test-cpp test-toolchains check bench bench-full soak cpp-release cpp-tsan cpp-asan clean
+.PHONY: all deps install demo test test-r test-cpp test-toolchains check site bench bench-full soak cpp-release cpp-tsan cpp-asan clean
 
 all: install
 
@@ -41,6 +42,11 @@ test: deps
 # R CMD build + check --as-cran (examples, vignettes; tests run separately in test-r).
 check: deps
 	@bash tools/run-tests.sh check
+
+# The pkgdown site (_pkgdown.yml) into site/, from the package installed in
+# .Rlib, with no network and no warnings; then every internal link checked.
+site: deps
+	@bash tools/run-tests.sh site
 
 test-r: install
 	@bash tools/run-tests.sh r
@@ -77,4 +83,4 @@ bench: cpp-release
 	bash bench/compile-cost.sh 3 --csv bench/results/compile-cost.csv
 
 clean:
-	rm -rf $(BUILD) $(LIB) RcppSpool_*.tar.gz RcppSpool.Rcheck
+	rm -rf $(BUILD) $(LIB) site RcppSpool_*.tar.gz RcppSpool.Rcheck
