@@ -239,9 +239,42 @@ for (h in headers) {
 
 # The article.
 code_block <- function(x) c("```cpp", x, "```")
+# A long signature on several lines: the template head on a line of its own,
+# then one parameter a line.
+wrap_signature <- function(sig, name) {
+  if (nchar(sig) <= 88L) return(sig)
+  out <- character()
+  rest <- sig
+  if (grepl("^template\\s*<", rest)) {
+    head <- strip_templates(rest)
+    out <- trimws(substring(rest, 1L, nchar(rest) - nchar(head)))
+    rest <- head
+  }
+  if (nchar(rest) <= 88L) return(c(out, rest))
+  at <- regexpr(paste0("\\b", gsub("([][().*+?^$|{}\\\\])", "\\\\\\1", name), "\\s*\\("), rest)
+  if (at < 0) return(c(out, rest))
+  open <- at + attr(at, "match.length") - 1L
+  chars <- strsplit(rest, "")[[1]]
+  depth <- 0L
+  cuts <- integer()
+  close <- NA_integer_
+  for (i in seq(open, length(chars))) {
+    ch <- chars[i]
+    if (ch %in% c("(", "<", "{", "[")) depth <- depth + 1L
+    if (ch %in% c(")", ">", "}", "]")) depth <- depth - 1L
+    if (ch == "," && depth == 1L) cuts <- c(cuts, i)
+    if (depth == 0L) { close <- i; break }
+  }
+  if (is.na(close) || !length(cuts)) return(c(out, rest))
+  bounds <- c(open, cuts, close)
+  params <- vapply(seq_len(length(bounds) - 1L), function(k) trimws(substring(rest, bounds[k] + 1L, bounds[k + 1L] - 1L)), "")
+  c(out, paste0(substring(rest, 1L, open)), paste0("    ", params, c(rep(",", length(params) - 1L), "")),
+    paste0(")", substring(rest, close + 1L)))
+}
 # Comment text as Markdown: prose is escaped where Markdown would read it
-# as something else (`<T>` as HTML, `a * b` as emphasis, `operator[](k)` as
-# a link, a leading `#` as a heading), outside `code spans`; a run of lines
+# as something else (`<T>` as HTML, `a * b` as emphasis, `[a, b)` or
+# `operator[](k)` as a link, a leading `#` as a heading), outside `code
+# spans`; a run of lines
 # indented by two spaces or more after a blank line is code.
 escape_prose <- function(line) {
   parts <- strsplit(line, "`", fixed = TRUE)[[1]]
@@ -249,7 +282,9 @@ escape_prose <- function(line) {
   prose <- seq_along(parts) %% 2 == 1
   parts[prose] <- gsub("<", "&lt;", parts[prose], fixed = TRUE)
   parts[prose] <- gsub("*", "\\*", parts[prose], fixed = TRUE)
-  parts[prose] <- gsub("](", "]\\(", parts[prose], fixed = TRUE)
+  # "[begin, end)" is text, not a link: escaped, it also spares pandoc a
+  # search for the closing bracket of every one (10 s for this article).
+  parts[prose] <- gsub("[", "\\[", parts[prose], fixed = TRUE)
   out <- paste(parts, collapse = "`")
   if (endsWith(line, "`")) out <- paste0(out, "`")
   sub("^(\\s*)#", "\\1\\\\#", out)
@@ -265,6 +300,8 @@ as_markdown <- function(x) {
       out <- c(out, paste0("  ", x[i]))
     } else {
       if (nzchar(trimws(x[i]))) code <- FALSE
+      # A list right after a paragraph needs a blank line in pandoc's Markdown.
+      if (grepl("^- ", x[i]) && !prev_blank && !grepl("^(- |  )", x[i - 1L])) out <- c(out, "")
       out <- c(out, escape_prose(x[i]))
     }
   }
@@ -311,7 +348,7 @@ for (g in names(groups)) {
       # Each declaration with its own comment; overloads without one follow
       # the last that has one.
       for (i in seq_len(nrow(rows))) {
-        out <- c(out, code_block(rows$signature[i]), "", render_doc(rows$doc[i]))
+        out <- c(out, code_block(wrap_signature(rows$signature[i], rows$name[i])), "", render_doc(rows$doc[i]))
       }
     }
   }
