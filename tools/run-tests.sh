@@ -76,7 +76,7 @@ run_r() {
 run_site() {
   echo "== documentation site (make site): build, then its internal links"
   local stamp=$LIB/RcppSpool/DESCRIPTION
-  if [ ! -f "$stamp" ] || [ -n "$(find DESCRIPTION R src inst vignettes -newer "$stamp" -print -quit)" ]; then
+  if [ ! -f "$stamp" ] || [ -n "$(find DESCRIPTION R src inst -type f ! -name '*.o' ! -name '*.so' ! -name '*.dll' -newer "$stamp" -print -quit)" ]; then
     "$R" CMD INSTALL --preclean --no-test-load --library="$LIB" . >"$BUILD/install.log" 2>&1 ||
       { cat "$BUILD/install.log"; record site 0 1; return; }
   fi
