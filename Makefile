@@ -9,7 +9,7 @@
 #               OpenMP's static split, and the task-parallel suite, against
 #               oneTBB, OpenMP, std::async and serial; and what a client file
 #               costs to compile, against RcppThread and plain Rcpp
-#   make bench-full  the full R benchmark() (vignette data, README figures)
+#   make bench-full  the full R benchmark() (the benchmarks article's data, man/figures/)
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
 #   make site   the documentation site (pkgdown, offline) into site/, its links checked
 SHELL := /bin/bash
@@ -71,7 +71,7 @@ cpp-release cpp-tsan cpp-asan: deps
 	cmake -S cpp -B $(BUILD)/$@ $(if $(filter cpp-tsan,$@),-DRCPPSPOOL_SANITIZE=thread,$(if $(filter cpp-asan,$@),-DRCPPSPOOL_SANITIZE=address,-DCMAKE_BUILD_TYPE=Release)) >/dev/null
 	cmake --build $(BUILD)/$@ -j$(JOBS)
 
-# The full benchmark() run behind the "Benchmarks" vignette and the README's figures.
+# The full benchmark() run behind the "Benchmarks" vignette and man/figures/.
 bench-full: install
 	$(RSCRIPT) bench/full.R
 

@@ -24,7 +24,8 @@ test_that("the headers' version is DESCRIPTION's Version", {
   expect_identical(paste(v$major, v$minor, v$patch, sep = "."), desc)
   # The source tree's DESCRIPTION too, where the tests run from it.
   src <- test_path("..", "..", "DESCRIPTION")
-  if (file.exists(src)) expect_identical(unname(read.dcf(src)[1, "Version"]), v$string)
+  if (file.exists(src) && identical(unname(read.dcf(src)[1, "Package"]), "RcppSpool"))
+    expect_identical(unname(read.dcf(src)[1, "Version"]), v$string)
 })
 
 test_that("a package built against newer headers names both versions in its error", {
