@@ -9,12 +9,13 @@
 #               OpenMP's static split, and the task-parallel suite, against
 #               oneTBB, OpenMP, std::async and serial; and what a client file
 #               costs to compile, against RcppThread and plain Rcpp
-#   make bench-full  the full R benchmark() (vignette data, README figures)
+#   make bench-full  the full R benchmark() (the benchmarks article's data, man/figures/)
 #   make bench-real  real CRAN packages (parallelDist, mvrsquared, lamW) as they
 #               are and migrated by use_rcppspool(), timed on their own calls
 #               (bench/real-packages.R; downloads and installs them, cached in
 #               build/real-packages; ARGS="--rounds 2" passes options)
 #   make soak   the engine's randomized stress for 10 minutes, also under the sanitizers
+#   make site   the documentation site (pkgdown, offline) into site/, its links checked
 SHELL := /bin/bash
 R ?= R
 RSCRIPT ?= Rscript
@@ -23,7 +24,7 @@ BUILD := $(CURDIR)/build
 export R_LIBS := $(LIB)$(if $(R_LIBS),:$(R_LIBS))
 JOBS ?= 2
 
-.PHONY: all deps install demo test test-r test-cpp test-toolchains check bench bench-full bench-real soak cpp-release cpp-tsan cpp-asan clean
+.PHONY: all deps install demo test test-r test-cpp test-toolchains check site bench bench-full bench-real soak cpp-release cpp-tsan cpp-asan clean
 
 all: install
 
@@ -45,6 +46,11 @@ test: deps
 # R CMD build + check --as-cran (examples, vignettes; tests run separately in test-r).
 check: deps
 	@bash tools/run-tests.sh check
+
+# The pkgdown site (_pkgdown.yml) into site/, from the package installed in
+# .Rlib, with no network and no warnings; then every internal link checked.
+site: deps
+	@bash tools/run-tests.sh site
 
 test-r: install
 	@bash tools/run-tests.sh r
@@ -69,7 +75,7 @@ cpp-release cpp-tsan cpp-asan: deps
 	cmake -S cpp -B $(BUILD)/$@ $(if $(filter cpp-tsan,$@),-DRCPPSPOOL_SANITIZE=thread,$(if $(filter cpp-asan,$@),-DRCPPSPOOL_SANITIZE=address,-DCMAKE_BUILD_TYPE=Release)) >/dev/null
 	cmake --build $(BUILD)/$@ -j$(JOBS)
 
-# The full benchmark() run behind the "Benchmarks" vignette and the README's figures.
+# The full benchmark() run behind the "Benchmarks" vignette and man/figures/.
 bench-full: install
 	$(RSCRIPT) bench/full.R
 
@@ -86,4 +92,4 @@ bench: cpp-release
 	bash bench/compile-cost.sh 3 --csv bench/results/compile-cost.csv
 
 clean:
-	rm -rf $(BUILD) $(LIB) RcppSpool_*.tar.gz RcppSpool.Rcheck
+	rm -rf $(BUILD) $(LIB) site RcppSpool_*.tar.gz RcppSpool.Rcheck

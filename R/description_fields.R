@@ -80,3 +80,18 @@ dep_add <- function(value, name) {
   if (!grepl("\n", lead, fixed = TRUE) && (nzchar(lead) || length(parts) == 1L)) lead <- " "
   paste0(sub(",?[[:space:]]*$", "", value, useBytes = TRUE), ",", lead, name)
 }
+
+# `name`'s entry requires version `version` or later: "name (>= version)". A
+# requirement of a later version is kept; any other (an earlier version, or
+# none) is replaced. Spacing around the entry is kept.
+dep_require <- function(value, name, version) {
+  parts <- dep_entries(value)
+  if (!name %in% names(parts)) return(value)
+  i <- which(names(parts) == name)[1]
+  has <- regmatches(parts[i], regexec("\\(\\s*>=\\s*([0-9][0-9.-]*)\\s*\\)", parts[i], useBytes = TRUE))[[1]]
+  if (length(has) == 2L && package_version(has[2], strict = FALSE) >= package_version(version)) return(value)
+  lead <- regmatches(parts[i], regexpr("^[[:space:]]*", parts[i], useBytes = TRUE))
+  trail <- regmatches(parts[i], regexpr("[[:space:]]*$", parts[i], useBytes = TRUE))
+  parts[i] <- paste0(lead, name, " (>= ", version, ")", trail)
+  dep_join(parts, value)
+}

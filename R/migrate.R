@@ -31,7 +31,11 @@
 #'   RcppParallel; `Imports` gets RcppSpool; RcppThread in `Imports` becomes
 #'   RcppSpool, and RcppParallel goes from `Imports` unless `R/` or
 #'   `NAMESPACE` still use it. The old package's version requirement is
-#'   dropped (it does not apply to RcppSpool). `SystemRequirements` says
+#'   dropped (it does not apply to RcppSpool); RcppSpool is required at the
+#'   version running `use_rcppspool()` or later, `RcppSpool (>= x.y.z)` in
+#'   `LinkingTo` and `Imports` (and `Depends`, where it is), since a package
+#'   built against its headers asks the runtime for that version (a later
+#'   requirement already there stays). `SystemRequirements` says
 #'   C++17. For RcppThread, `Depends`, `Suggests` and `Enhances` name
 #'   RcppSpool too.
 #' * `NAMESPACE`: imports of RcppThread become imports of RcppSpool;
@@ -506,6 +510,12 @@ migrate_description <- function(m, from, files) {
   if (!"RcppSpool" %in% c(deps("Imports"), deps("Depends"))) {
     edit_field("Imports", function(v) dep_add(v, "RcppSpool"), "RcppSpool added")
   }
+  # The version of RcppSpool whose headers the package will be built with,
+  # or later: its runtime must have what those headers ask for.
+  version <- rcppspool_version()
+  for (field in c("Depends", "LinkingTo", "Imports")) {
+    edit_field(field, function(v) dep_require(v, "RcppSpool", version), paste0("RcppSpool (>= ", version, ")"))
+  }
   edit_field("SystemRequirements", function(v) {
     if (is.null(v)) return(" C++17")
     if (grepl("C\\+\\+ ?(17|1z|2[0-9a-z])", v, useBytes = TRUE)) return(v)
@@ -515,6 +525,9 @@ migrate_description <- function(m, from, files) {
     paste0(sub("[[:space:]]+$", "", v, useBytes = TRUE), ", C++17")
   }, "C++17")
 }
+
+# This RcppSpool's version, "0.11.0": what a migrated package requires.
+rcppspool_version <- function() unname(getNamespaceVersion("RcppSpool"))
 
 # The lines of R code (or NAMESPACE) that are not comments.
 r_code_lines <- function(lines) lines[!grepl("^\\s*#", lines, useBytes = TRUE)]

@@ -1,8 +1,8 @@
 # The full benchmark() run that feeds the "Benchmarks" vignette and the
-# README's figures (`make bench-full`; a few minutes on 2 cores). Run it on a
+# figures in man/figures/ (`make bench-full`; a few minutes on 2 cores). Run it on a
 # quiet machine: it keeps whatever it measures.
 #   inst/extdata/benchmark-full.rds   the result, read by vignettes/benchmarks.Rmd
-#   man/figures/<workload>.png        the README's figures
+#   man/figures/<workload>.png        PNG copies of the article's figures
 library(RcppSpool)
 if (dir.exists("build")) options(RcppSpool.bench_cache = file.path("build", "bench-cache"))
 

@@ -92,6 +92,15 @@ extern "C" const void* RcppSpool_api(unsigned minVersion)
     return table.version >= minVersion ? &table : nullptr;
 }
 
+//! The C-callable "RcppSpool_version": this runtime's version
+//! (RCPPSPOOL_VERSION_NUMBER, RcppSpool/version.h). A client built against
+//! headers of version x uses the runtime only if it is x or later
+//! (client/api.h). Since 0.11.0; this signature never changes.
+extern "C" unsigned RcppSpool_version()
+{
+    return RCPPSPOOL_VERSION_NUMBER;
+}
+
 namespace {
 
 //! Serves the runtime to the packages loaded after this one.
@@ -100,6 +109,7 @@ void registerRuntime()
     R_RegisterCCallable("RcppSpool", "RcppSpool_api", reinterpret_cast<DL_FUNC>(&RcppSpool_api));
     R_RegisterCCallable("RcppSpool", "RcppSpool_runtime", reinterpret_cast<DL_FUNC>(&RcppSpool_runtime));
     R_RegisterCCallable("RcppSpool", "RcppSpool_lender", reinterpret_cast<DL_FUNC>(&RcppSpool_lender));
+    R_RegisterCCallable("RcppSpool", "RcppSpool_version", reinterpret_cast<DL_FUNC>(&RcppSpool_version));
 }
 
 //! What this runtime is: its ABI version, its table's version, its global pool.

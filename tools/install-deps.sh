@@ -13,10 +13,10 @@ apt_pkgs=(cmake libgtest-dev libtbb-dev pandoc qpdf
           clang libc++-dev libc++abi-dev g++-mingw-w64-x86-64-posix wine wine64
           r-cran-rcpp r-cran-rcppparallel r-cran-cpp11 r-cran-parallelly r-cran-future
           r-cran-future.apply r-cran-knitr r-cran-rmarkdown r-cran-testthat r-cran-callr
-          r-cran-processx r-cran-ps r-cran-roxygen2 r-cran-markdown)
+          r-cran-processx r-cran-ps r-cran-roxygen2 r-cran-markdown r-cran-pkgdown)
 # R packages that must be importable afterwards (RcppThread is only on CRAN).
 r_pkgs=(Rcpp RcppParallel cpp11 parallelly future future.apply knitr rmarkdown testthat
-        callr processx ps roxygen2 RcppThread)
+        callr processx ps roxygen2 pkgdown RcppThread)
 
 missing_apt=()
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suites and prints one closing line that sums them all:
 #   "N passed, N failed"
-# Usage: run-tests.sh [all|check|r|cpp|toolchains]   (default all). Exit status 1 on any failure.
+# Usage: run-tests.sh [all|check|r|site|cpp|toolchains]   (default all). Exit status 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -66,6 +66,32 @@ run_r() {
   else
     record r 0 1
   fi
+}
+
+# The documentation site (tools/build-site.R: pkgdown, offline, no warning
+# allowed, the C++ API reference checked against the headers) into site/,
+# then every internal link of it (tools/check-site-links.R). The articles run
+# against the package in .Rlib: installed first unless it is newer than the
+# sources (run_r has just installed it when everything runs).
+run_site() {
+  echo "== documentation site (make site): build, then its internal links"
+  local stamp=$LIB/RcppSpool/DESCRIPTION
+  if [ ! -f "$stamp" ] || [ -n "$(find DESCRIPTION R src inst -type f ! -name '*.o' ! -name '*.so' ! -name '*.dll' -newer "$stamp" -print -quit)" ]; then
+    "$R" CMD INSTALL --preclean --no-test-load --library="$LIB" . >"$BUILD/install.log" 2>&1 ||
+      { cat "$BUILD/install.log"; record site 0 1; return; }
+  fi
+  local ok=0 bad=0
+  if "$RSCRIPT" tools/build-site.R >"$BUILD/site.log" 2>&1; then
+    ok=$((ok + 1)); tail -1 "$BUILD/site.log"
+  else
+    cat "$BUILD/site.log"; echo "site build failed (log: build/site.log)" >>"$RESULTS/site.failures"; bad=$((bad + 1))
+  fi
+  if [ $bad = 0 ] && "$RSCRIPT" tools/check-site-links.R site; then
+    ok=$((ok + 1))
+  else
+    [ $bad = 0 ] && echo "site links: broken (see above)" >>"$RESULTS/site.failures"; bad=$((bad + 1))
+  fi
+  record site $ok $bad
 }
 
 # The wine prefix lives outside the source tree: it holds a symbolic link to
@@ -196,10 +222,11 @@ run_make() {
 case $what in
   check) run_check ;;
   r) run_r ;;
+  site) run_site ;;
   cpp) run_cpp ;;
   toolchains) run_toolchains ;;
-  all) run_make; run_check; run_r; run_cpp; run_toolchains ;;
-  *) echo "usage: $0 [all|check|r|cpp|toolchains]"; exit 2 ;;
+  all) run_make; run_check; run_r; run_site; run_cpp; run_toolchains ;;
+  *) echo "usage: $0 [all|check|r|site|cpp|toolchains]"; exit 2 ;;
 esac
 
 passed=0; failed=0

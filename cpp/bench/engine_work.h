@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 //! fib(n) by plain calls; with two TaskGroup tasks or two async() per call
 //! (P3); and with one task per call, the other branch a plain call (the
-//! README's shape).
+//! benchmarks article's shape).
 [[maybe_unused]] static long fibSerial(int n) { return n < 2 ? n : fibSerial(n - 1) + fibSerial(n - 2); }
 [[maybe_unused]] static long fibSpool(int n) { return fib_shapes::group<RcppSpool::TaskGroup, true>(n); }
 [[maybe_unused]] static long fibSpoolOne(int n) { return fib_shapes::group<RcppSpool::TaskGroup, false>(n); }

@@ -11,7 +11,7 @@ namespace fib_shapes {
 namespace {
 
 //! fib(n) with a task per call of a group `G`: two tasks per call (`Two`),
-//! or one, the other branch a plain call (the README's shape).
+//! or one, the other branch a plain call (the benchmarks article's shape).
 template <class G, bool Two>
 long group(int n)
 {

@@ -14,6 +14,7 @@
 #endif
 
 #include "RcppSpool/output.h"  // picks the host (R or standalone) first
+#include "RcppSpool/version.h"  // RCPPSPOOL_VERSION_STRING: the package version of these headers
 
 #include "RcppSpool/cores.h"
 #include "RcppSpool/future.h"

@@ -22,6 +22,9 @@ folder_bytes <- function(dir) {
 read_file <- function(dir, f) readLines(file.path(dir, f), warn = FALSE)
 field <- function(dir, name) unname(read.dcf(file.path(dir, "DESCRIPTION"))[1, name])
 
+# What a migrated package requires: this RcppSpool's version or later.
+spool_req <- paste0("RcppSpool (>= ", getNamespaceVersion("RcppSpool"), ")")
+
 ldflags <- "`\"$(R_HOME)/bin/Rscript\" -e \"RcppSpool::LdFlags()\"`"
 
 thread_pkg <- function() write_pkg(list(
@@ -131,7 +134,7 @@ test_that("a dry run prints the diff of each file and writes nothing", {
   expect_true(all(c("-#include <RcppThread.h>", "+#include <RcppSpool.h>",
                     "-  RcppThread::parallelFor(0, n, [&](int i) { x[i] = i; });",
                     "+  RcppSpool::parallelFor(0, n, [&](int i) { x[i] = i; });",
-                    "-LinkingTo: Rcpp, RcppThread (>= 2.1.0)", "+LinkingTo: Rcpp, RcppSpool",
+                    "-LinkingTo: Rcpp, RcppThread (>= 2.1.0)", paste0("+LinkingTo: Rcpp, ", spool_req),
                     "+SystemRequirements: C++17", "+importFrom(RcppSpool, availableCores)",
                     "-CXX_STD = CXX11", "+CXX_STD = CXX17",
                     " #include <Rcpp.h>") %in% out))  # a line of context
@@ -146,8 +149,8 @@ test_that("a dry run prints the diff of each file and writes nothing", {
 test_that("an RcppThread client gets RcppSpool in DESCRIPTION, NAMESPACE, Makevars, R/ and src/", {
   dir <- thread_pkg()
   expect_silent(changes <- suppressMessages(use_rcppspool(dir, dry_run = FALSE)))
-  expect_identical(field(dir, "LinkingTo"), "Rcpp, RcppSpool")
-  expect_identical(field(dir, "Imports"), "Rcpp (>= 1.0.0), RcppSpool")
+  expect_identical(field(dir, "LinkingTo"), paste("Rcpp,", spool_req))
+  expect_identical(field(dir, "Imports"), paste("Rcpp (>= 1.0.0),", spool_req))
   expect_identical(field(dir, "SystemRequirements"), "C++17")
   expect_identical(read_file(dir, "NAMESPACE"), c(
     "useDynLib(threadpkg, .registration = TRUE)",
@@ -180,8 +183,8 @@ test_that("an RcppThread client gets RcppSpool in DESCRIPTION, NAMESPACE, Makeva
 test_that("an RcppParallel client gets the compatibility header and loses RcppParallel's and TBB's flags", {
   dir <- parallel_pkg()
   expect_silent(changes <- suppressMessages(use_rcppspool(dir, dry_run = FALSE)))
-  expect_identical(field(dir, "LinkingTo"), "Rcpp, RcppSpool")
-  expect_identical(field(dir, "Imports"), "Rcpp, stats, RcppSpool")
+  expect_identical(field(dir, "LinkingTo"), paste("Rcpp,", spool_req))
+  expect_identical(field(dir, "Imports"), paste("Rcpp, stats,", spool_req))
   expect_identical(field(dir, "SystemRequirements"), "GNU make, C++17")
   expect_identical(read_file(dir, "NAMESPACE"), c(
     "useDynLib(parpkg, .registration = TRUE)",
@@ -274,7 +277,7 @@ test_that("from = \"auto\" reads LinkingTo: both, RcppSpool already, or neither"
   suppressMessages(use_rcppspool(dir, dry_run = FALSE))
   expect_identical(read_file(dir, "src/print.cpp")[1], "#include <RcppSpool.h>")
   expect_identical(read_file(dir, "src/sum.cpp")[3], "#include <RcppSpool/RcppParallel.h>")
-  expect_identical(field(dir, "LinkingTo"), "Rcpp,\nRcppSpool")
+  expect_identical(field(dir, "LinkingTo"), paste0("Rcpp,\n", spool_req))
 
   # A package that links to RcppSpool only gets Imports, NAMESPACE and C++17;
   # without src/Makevars, a Makevars and a Makevars.win.
@@ -284,8 +287,8 @@ test_that("from = \"auto\" reads LinkingTo: both, RcppSpool already, or neither"
     "src/loop.cpp" = "#include <RcppSpool.h>"
   ))
   changes <- suppressMessages(use_rcppspool(dir, dry_run = FALSE))
-  expect_identical(field(dir, "Imports"), "RcppSpool")
-  expect_identical(read_file(dir, "DESCRIPTION")[3:4], c("Imports: RcppSpool", "LinkingTo: Rcpp, RcppSpool"))
+  expect_identical(field(dir, "Imports"), spool_req)
+  expect_identical(read_file(dir, "DESCRIPTION")[3:4], paste0(c("Imports: ", "LinkingTo: Rcpp, "), spool_req))
   expect_identical(read_file(dir, "NAMESPACE")[2], "importFrom(RcppSpool, availableCores)")
   for (f in c("src/Makevars", "src/Makevars.win"))
     expect_identical(read_file(dir, f), c("CXX_STD = CXX17", paste("PKG_LIBS =", ldflags)))
@@ -319,7 +322,7 @@ test_that("what it cannot migrate is named in a warning, file and line", {
   writeLines("libs <- function() RcppParallel::tbbLibraryPath()", file.path(dir, "R", "tbb.R"))
   expect_warning(suppressMessages(use_rcppspool(dir, dry_run = FALSE)),
                  "R/tbb.R:1: libs <- function() RcppParallel::tbbLibraryPath()", fixed = TRUE)
-  expect_identical(field(dir, "Imports"), "Rcpp, RcppParallel (>= 5.0.0), stats, RcppSpool")
+  expect_identical(field(dir, "Imports"), paste("Rcpp, RcppParallel (>= 5.0.0), stats,", spool_req))
 
   dir <- thread_pkg()
   writeLines(c("library(RcppThread)", "detectCores()"), file.path(dir, "R", "old.R"))
@@ -345,8 +348,8 @@ test_that("line endings, other fields and multi-line dependency fields are kept"
   raw <- readBin(file.path(dir, "DESCRIPTION"), "raw", 1e4)
   expect_identical(strsplit(rawToChar(raw), "\r\n", fixed = TRUE)[[1]], c(
     "Package: threadpkg", "Version: 0.1.0", "Depends: R (>= 4.1)", "Imports:",
-    "    Rcpp,", "    RcppSpool,", "    stats", "LinkingTo:", "    Rcpp,",
-    "    RcppSpool", "Suggests: RcppSpool, testthat", "SystemRequirements: C++17, GNU make"))
+    "    Rcpp,", paste0("    ", spool_req, ","), "    stats", "LinkingTo:", "    Rcpp,",
+    paste0("    ", spool_req), "Suggests: RcppSpool, testthat", "SystemRequirements: C++17, GNU make"))
 
   # RcppSpool in Depends: no Imports added.
   dir <- thread_pkg()
@@ -354,8 +357,25 @@ test_that("line endings, other fields and multi-line dependency fields are kept"
              file.path(dir, "DESCRIPTION"))
   suppressMessages(use_rcppspool(dir, dry_run = FALSE))
   expect_identical(read_file(dir, "DESCRIPTION"), c(
-    "Package: threadpkg", "Version: 0.1.0", "Depends: RcppSpool", "LinkingTo: RcppSpool",
+    "Package: threadpkg", "Version: 0.1.0", paste("Depends:", spool_req), paste("LinkingTo:", spool_req),
     "SystemRequirements: C++17"))
+})
+
+test_that("LinkingTo and Imports require this RcppSpool's version: a later requirement stays, an earlier goes", {
+  version <- unname(getNamespaceVersion("RcppSpool"))
+  dir <- write_pkg(list(
+    DESCRIPTION = c("Package: spoolpkg", "Version: 1.0", "Imports: RcppSpool (>= 0.1.0)",
+                    "LinkingTo: Rcpp, RcppSpool (>= 99.0.0)"),
+    NAMESPACE = c("useDynLib(spoolpkg, .registration = TRUE)", "importFrom(RcppSpool, availableCores)"),
+    "src/loop.cpp" = "#include <RcppSpool.h>"
+  ))
+  changes <- suppressMessages(use_rcppspool(dir, dry_run = FALSE))
+  expect_identical(field(dir, "Imports"), spool_req)
+  expect_identical(field(dir, "LinkingTo"), "Rcpp, RcppSpool (>= 99.0.0)")
+  expect_true(paste0("DESCRIPTION: Imports: RcppSpool (>= ", version, ")") %in% changes)
+  expect_false(any(grepl("DESCRIPTION: LinkingTo", changes, fixed = TRUE)))
+  # A second run changes nothing.
+  expect_length(suppressMessages(use_rcppspool(dir, dry_run = FALSE)), 0L)
 })
 
 test_that("bad arguments are errors that show them", {

@@ -90,7 +90,9 @@ struct Split {};
 template <typename T>
 class RVector {
 public:
+    //! The vector's iterators: pointers.
     using iterator = T*;
+    //! Its const iterators.
     using const_iterator = const T*;
 
     //! A view of `source`, any vector with begin() and length() (Rcpp's vectors).

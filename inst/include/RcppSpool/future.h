@@ -34,6 +34,7 @@ public:
     {
     }
     Future(Future&& other) noexcept : state_(std::exchange(other.state_, nullptr)), call_(std::move(other.call_)) {}
+    //! Moves: `other` no longer refers to the result (its pending work, if any, comes along).
     Future& operator=(Future&& other) noexcept
     {
         if (this != &other) {
@@ -92,6 +93,7 @@ public:
         return wait_until(std::chrono::steady_clock::now() + d);
     }
 
+    //! Waits until the time `t` at most, as wait_for().
     template <class Clock, class Dur>
     std::future_status wait_until(const std::chrono::time_point<Clock, Dur>& t) const
     {

@@ -22,6 +22,7 @@ inline namespace with_rcpp {
 //! interrupted; what() is "C++ call interrupted by the user.".
 class UserInterruptException : public std::exception, public Rcpp::internal::InterruptedException {
 public:
+    //! "C++ call interrupted by the user."
     const char* what() const noexcept override { return engine::kInterruptMessage; }
 };
 namespace interrupt_detail {
@@ -40,6 +41,7 @@ inline namespace plain {
 //! interrupted; what() is "C++ call interrupted by the user.".
 class UserInterruptException : public std::exception {
 public:
+    //! "C++ call interrupted by the user."
     const char* what() const noexcept override { return engine::kInterruptMessage; }
 };
 namespace interrupt_detail {

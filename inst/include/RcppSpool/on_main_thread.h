@@ -28,6 +28,7 @@ inline namespace RCPPSPOOL_ABI {
 //! with that message.
 class RError : public std::runtime_error {
 public:
+    //! An error with R's `message`.
     explicit RError(const std::string& message) : std::runtime_error(message) {}
 };
 

@@ -26,6 +26,7 @@ inline namespace RCPPSPOOL_ABI {
 //! Rcerr writes to the error stream (REprintf in R), never to stdout.
 class RPrinter {
 public:
+    //! A stream to `s` (out or err): the library defines Rcout and Rcerr, use those.
     explicit constexpr RPrinter(host::Stream s) noexcept : stream_(s) {}
 
     template <class T>

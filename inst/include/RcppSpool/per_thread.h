@@ -82,6 +82,7 @@ public:
 
     PerThread(const PerThread&) = delete;
     PerThread& operator=(const PerThread&) = delete;
+    //! Destroys every thread's value (no thread may use them any longer).
     ~PerThread() { clear(); }
 
     //! The calling thread's value, made on its first call (if making it

@@ -160,6 +160,7 @@ constexpr std::uint64_t mulHi(std::uint64_t a, std::uint64_t b) noexcept
 //! everywhere.
 class Rng {
 public:
+    //! What operator()() returns: 64 random bits (a UniformRandomBitGenerator).
     using result_type = std::uint64_t;
 
     //! The stream `stream` (e.g. a loop index) of the generator seeded with

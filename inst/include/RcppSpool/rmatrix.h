@@ -74,19 +74,24 @@ public:
             std::size_t stride_;
             std::size_t index_;
         };
+        //! The row's iterators (strided).
         using iterator = row_iterator<T>;
+        //! Its const iterators.
         using const_iterator = row_iterator<const T>;
 
         //! Row `i` of `parent`.
         Row(RMatrix& parent, std::size_t i) : parent_(parent), start_(parent.begin() + i) {}
         Row(const Row& other) = default;
 
+        //! The first element (column 0).
         iterator begin() { return iterator(*this, 0); }
+        //! Past the last element.
         iterator end() { return iterator(*this, parent_.ncol()); }
         const_iterator begin() const { return const_iterator(start_, parent_.nrow(), 0); }
         const_iterator end() const { return const_iterator(start_, parent_.nrow(), parent_.ncol()); }
         //! The number of elements: ncol() of the matrix.
         std::size_t length() const { return parent_.ncol(); }
+        //! The same as length().
         std::size_t size() const { return parent_.ncol(); }
         //! The element in column `j`.
         T& operator[](std::size_t j) { return start_[j * parent_.nrow()]; }
@@ -100,7 +105,9 @@ public:
     //! One column: contiguous memory.
     class Column {
     public:
+        //! The column's iterators (pointers).
         using iterator = T*;
+        //! Its const iterators.
         using const_iterator = const T*;
 
         //! Column `j` of `parent`.
@@ -110,12 +117,15 @@ public:
         Column(const Column& other) = default;
         Column& operator=(const Column& other) = default;
 
+        //! The element in row 0.
         iterator begin() { return begin_; }
+        //! Past the last element.
         iterator end() { return end_; }
         const_iterator begin() const { return begin_; }
         const_iterator end() const { return end_; }
         //! The number of elements: nrow() of the matrix.
         std::size_t length() const { return static_cast<std::size_t>(end_ - begin_); }
+        //! The same as length().
         std::size_t size() const { return length(); }
         //! The element in row `i`.
         T& operator[](std::size_t i) { return begin_[i]; }
@@ -126,7 +136,9 @@ public:
         T* end_;
     };
 
+    //! The matrix's iterators: pointers, in column-major order.
     using iterator = T*;
+    //! Its const iterators.
     using const_iterator = const T*;
 
     //! A view of `source`, any matrix with begin(), nrow() and ncol() (Rcpp's
@@ -140,14 +152,18 @@ public:
     //! A view of `nrow` x `ncol` elements at `data`, column-major.
     RMatrix(T* data, std::size_t nrow, std::size_t ncol) : data_(data), nrow_(nrow), ncol_(ncol) {}
 
+    //! The first element (row 0, column 0).
     iterator begin() { return data_; }
+    //! Past the last element.
     iterator end() { return data_ + length(); }
     const_iterator begin() const { return data_; }
     const_iterator end() const { return data_ + length(); }
 
     //! nrow() * ncol().
     std::size_t length() const { return nrow_ * ncol_; }
+    //! The number of rows.
     std::size_t nrow() const { return nrow_; }
+    //! The number of columns.
     std::size_t ncol() const { return ncol_; }
 
     //! The element in row `i`, column `j`.
@@ -157,8 +173,10 @@ public:
     T& operator[](std::size_t i) { return data_[i]; }
     const T& operator[](std::size_t i) const { return data_[i]; }
 
+    //! Row `i`, a strided view.
     Row row(std::size_t i) { return Row(*this, i); }
     const Row row(std::size_t i) const { return Row(const_cast<RMatrix&>(*this), i); }
+    //! Column `j`, contiguous.
     Column column(std::size_t j) { return Column(*this, j); }
     const Column column(std::size_t j) const { return Column(const_cast<RMatrix&>(*this), j); }
 

@@ -33,6 +33,7 @@ public:
     TaskGroup(const TaskGroup&) = delete;
     TaskGroup& operator=(const TaskGroup&) = delete;
 
+    //! Waits for the group's tasks (without rethrowing their exception).
     ~TaskGroup()
     {
         if (isOpen()) RCPPSPOOL_API(groupClose)(storage_);
@@ -57,6 +58,7 @@ public:
 
     //! Tasks of the group that have not started will not run.
     void cancel() { client::call(RCPPSPOOL_API(groupCancel), static_cast<void*>(storage_), pool_); }
+    //! True once cancel() was called or a task threw, until wait() returns.
     bool isCancelled() const
     {
         return isOpen() && RCPPSPOOL_API(groupCancelled)(const_cast<unsigned char*>(storage_)) != 0;

@@ -30,6 +30,7 @@ public:
     //! std::thread's member types, so that code written for std::thread
     //! (also through RCPPSPOOL_OVERRIDE_THREAD) can name them.
     using id = std::thread::id;
+    //! As std::thread::native_handle_type.
     using native_handle_type = std::thread::native_handle_type;
 
     Thread() noexcept = default;
@@ -56,6 +57,7 @@ public:
     }
 
     Thread(Thread&&) noexcept = default;
+    //! Joins this thread (if joinable), then takes `other`'s.
     Thread& operator=(Thread&& other) noexcept
     {
         if (this != &other) {
@@ -68,6 +70,8 @@ public:
     Thread(const Thread&) = delete;
     Thread& operator=(const Thread&) = delete;
 
+    //! Joins the thread if it is joinable (std::thread would terminate the process); an exception of its
+    //! function is dropped.
     ~Thread() noexcept { quietJoin(); }
 
     //! Waits for the thread to finish, then rethrows its exception, if any.
@@ -94,15 +98,22 @@ public:
         client::endBlockingCall(e);
     }
 
+    //! As std::thread::detach(): the thread runs on alone; its exception is lost.
     void detach() { thread_.detach(); }
+    //! As std::thread::joinable().
     bool joinable() const noexcept { return thread_.joinable(); }
+    //! As std::thread::get_id().
     std::thread::id get_id() const noexcept { return thread_.get_id(); }
+    //! As std::thread::native_handle().
     std::thread::native_handle_type native_handle() { return thread_.native_handle(); }
+    //! Exchanges the threads of `*this` and `other`.
     void swap(Thread& other) noexcept
     {
         thread_.swap(other.thread_);
         state_.swap(other.state_);
     }
+    //! As std::thread::hardware_concurrency(): the machine's hardware threads (availableCores() counts those
+    //! this process may use).
     static unsigned int hardware_concurrency() noexcept { return std::thread::hardware_concurrency(); }
 
 private:

@@ -220,19 +220,24 @@ public:
 
     //! While paused no task starts; running tasks go on. Pushing still works.
     void pause() { control(client::kPoolPause); }
+    //! Lets queued tasks start again.
     void unpause() { control(client::kPoolUnpause); }
+    //! True while paused.
     bool isPaused() const { return control(client::kPoolIsPaused) != 0; }
 
+    //! The number of workers.
     std::size_t getNumThreads() const { return control(client::kPoolNumThreads); }
     //! Changes the number of workers (0 to 1024): waits for running tasks,
     //! keeps queued ones. Not callable from a task of this pool.
     void setNumThreads(std::size_t n) { control(client::kPoolSetNumThreads, n); }
+    //! The same as setNumThreads() (RcppThread's name).
     void resize(std::size_t n) { setNumThreads(n); }
 
     //! Tasks pushed and not started yet (including while paused).
     std::size_t getTasksQueued() const { return control(client::kPoolTasksQueued); }
     //! Tasks executing now.
     std::size_t getTasksRunning() const { return control(client::kPoolTasksRunning); }
+    //! getTasksQueued() + getTasksRunning().
     std::size_t getTasksTotal() const { return getTasksQueued() + getTasksRunning(); }
 
     //! The runtime's handle of this pool (for the library's own functions).

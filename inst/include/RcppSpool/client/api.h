@@ -18,6 +18,7 @@
 #pragma once
 
 #include "../abi.h"
+#include "../version.h"
 
 #include <atomic>
 #include <cstddef>
@@ -80,6 +81,29 @@ inline void lookUp(void* out)
     *static_cast<GetApi*>(out) = reinterpret_cast<GetApi>(R_GetCCallable("RcppSpool", "RcppSpool_api"));
 }
 
+//! What RcppSpool registers as "RcppSpool_version" (since 0.11.0): the
+//! runtime's RCPPSPOOL_VERSION_NUMBER. This signature never changes.
+using GetVersion = unsigned (*)();
+
+inline SEXP lookUpVersion(void* out)
+{
+    *static_cast<GetVersion*>(out) =
+        reinterpret_cast<GetVersion>(reinterpret_cast<void (*)()>(R_GetCCallable("RcppSpool", "RcppSpool_version")));
+    return R_NilValue;
+}
+
+inline SEXP noVersion(SEXP, void*) { return R_NilValue; }
+
+//! The runtime's version number, or 0 when it has none to give (a runtime
+//! older than 0.11.0, whose missing C-callable is an R error, caught
+//! silently). RcppSpool's namespace is loaded.
+inline unsigned runtimeVersion() noexcept
+{
+    GetVersion get = nullptr;
+    R_tryCatchError(lookUpVersion, &get, noVersion, nullptr);
+    return get ? get() : 0;
+}
+
 inline void loadNamespace(void*)
 {
     SEXP call = PROTECT(Rf_lang2(Rf_install("loadNamespace"), Rf_mkString("RcppSpool")));
@@ -93,6 +117,10 @@ inline const ApiTable* find(bool mayLoad) noexcept
 {
     if (!host::runtime_detail::namespaceLoaded() && (!mayLoad || !R_ToplevelExec(loadNamespace, nullptr)))
         return nullptr;
+    // A runtime older than these headers is not used, even if its table
+    // has every entry they know: the package asks for the version it was
+    // built with, as its DESCRIPTION does (`Imports: RcppSpool (>= x)`).
+    if (runtimeVersion() < static_cast<unsigned>(RCPPSPOOL_VERSION_NUMBER)) return nullptr;
     GetApi get = nullptr;
     if (!R_ToplevelExec(lookUp, &get) || !get) return nullptr;
     const auto* table = static_cast<const ApiTable*>(get(kApiVersion));
@@ -106,11 +134,51 @@ inline const ApiTable* find(bool mayLoad) noexcept
 // loaded already (R code never runs inside dlopen()).
 RCPPSPOOL_HIDDEN inline const bool foundAtLoad = (host::isMainThread() && find(false), true);
 
+//! The version of RcppSpool that R has loaded (its namespace's) or, if it
+//! is not loaded, the one installed ("0.10.0"); empty if R cannot say. R's
+//! main thread only.
+inline std::string installedVersion(bool loaded)
+{
+    SEXP which = loaded ? Rf_install("getNamespaceVersion")
+                        : Rf_lang3(Rf_install("::"), Rf_install("utils"), Rf_install("packageVersion"));
+    PROTECT(which);
+    SEXP inner = PROTECT(Rf_lang2(which, Rf_mkString("RcppSpool")));
+    SEXP call = PROTECT(Rf_lang2(Rf_install("as.character"), inner));
+    int failed = 0;
+    SEXP value = R_tryEvalSilent(call, R_BaseEnv, &failed);
+    std::string out;
+    if (!failed && TYPEOF(value) == STRSXP && XLENGTH(value) >= 1 && STRING_ELT(value, 0) != NA_STRING)
+        out = CHAR(STRING_ELT(value, 0));
+    UNPROTECT(3);
+    return out;
+}
+
+//! Why the table cannot be had (R's main thread, after find() failed): the
+//! error names the version this package was built with and the one installed.
+inline std::string tooOldMessage()
+{
+    const bool loaded = host::runtime_detail::namespaceLoaded();
+    const std::string built = RCPPSPOOL_VERSION_STRING;
+    const std::string installed = installedVersion(loaded);
+    std::string why;
+    if (loaded)
+        why = "the installed RcppSpool is " + (installed.empty() ? std::string("of an unknown version") : installed) +
+              ", older than that";
+    else if (!installed.empty())
+        why = "the installed RcppSpool " + installed + " could not be loaded";
+    else
+        why = "RcppSpool is not installed or could not be loaded";
+    return "RcppSpool: this package was built with RcppSpool " + built + " (runtime table version " +
+           std::to_string(kApiVersion) + "), but " + why + "; install RcppSpool " + built + " or later";
+}
+
 }  // namespace api_detail
 
 //! The runtime's table: RcppSpool's, found when this shared object was
 //! loaded or at the first call on R's main thread. Throws
-//! std::runtime_error when it cannot be had.
+//! std::runtime_error when it cannot be had: off the main thread before
+//! RcppSpool's namespace is loaded, or when the installed RcppSpool is older
+//! than these headers (the error names both versions).
 inline const ApiTable& api()
 {
     if (const ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return *t;
@@ -121,9 +189,7 @@ inline const ApiTable& api()
             "in the package's DESCRIPTION (and importFrom(RcppSpool, availableCores) to NAMESPACE), or call "
             "loadNamespace(\"RcppSpool\") first");
     if (const ApiTable* t = api_detail::find(true)) return *t;
-    throw std::runtime_error("RcppSpool: the package RcppSpool could not be loaded, or it is older than the "
-                             "headers this package was built with (runtime table version " +
-                             std::to_string(kApiVersion) + "); install RcppSpool again");
+    throw std::runtime_error(api_detail::tooOldMessage());
 }
 
 #endif
