@@ -351,6 +351,9 @@ struct HoldsFutures {
 
 TEST(Memory, FutureStatesFreedWhileAThreadEndsAreFreed)
 {
+#if defined(__MINGW32__)
+    GTEST_SKIP() << "mingw-w64: the per-thread state is held through pthread keys there (engine/thread_local_object.h), which may be destroyed before C++ thread_locals: text or futures used while a thread ends are not yet safe there";
+#endif
     std::thread([] {
         static thread_local HoldsFutures h;  // made first: destroyed after the state cache
         for (int i = 0; i < 10; ++i) h.fs.push_back(RcppSpool::async([i] { return i; }));

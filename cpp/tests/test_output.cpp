@@ -127,6 +127,9 @@ struct WritesWhenDestroyed {
 
 TEST(Output, TextWrittenWhileAThreadEndsArrivesWhole)
 {
+#if defined(__MINGW32__)
+    GTEST_SKIP() << "mingw-w64: the per-thread state is held through pthread keys there (engine/thread_local_object.h), which may be destroyed before C++ thread_locals: text or futures used while a thread ends are not yet safe there";
+#endif
     CaptureStdout();
     CaptureStderr();
     std::vector<std::thread> ts;
