@@ -126,7 +126,7 @@ inline const ApiTable* find(bool mayLoad) noexcept
     const auto* table = static_cast<const ApiTable*>(get(kApiVersion));
     if (!table) return nullptr;
     cache().store(table, std::memory_order_release);
-    early_output::handOver(*table);  // what this package's threads wrote before
+    early_output::handOverAll(*table);  // what this package's threads wrote before
     return table;
 }
 

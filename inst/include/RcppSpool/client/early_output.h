@@ -39,7 +39,8 @@ struct Kept {
     std::mutex m;
     std::vector<std::pair<int, std::string>> lines;  // (stream, text)
     //! Ever used (by any thread, for a line kept here or for an unfinished
-    //! one): only then do the table's writers look for text to hand over first.
+    //! one): only then does a write through the table look for the calling
+    //! thread's unfinished lines (handOverMine()).
     std::atomic<bool> used{false};
 
     //! Never found (RcppSpool could not be loaded): nothing is lost, the
@@ -75,16 +76,12 @@ RCPPSPOOL_HIDDEN inline Unfinished* unfinished()
     return engine::runtime::lastingThreadLocal<Unfinished>();
 }
 
-//! The table was found (`t`): hands over what is kept, the lines of every
-//! thread, then the calling thread's unfinished lines, so that text reaches
-//! the runtime in the order it was written. Any thread.
-inline void handOver(const ApiTable& t) noexcept
+//! Hands the calling thread's unfinished lines to the runtime (`t`), once
+//! anything was kept (see Kept::used): a thread that began a line before
+//! the table was found goes on with it. Any thread, at each write.
+inline void handOverMine(const ApiTable& t) noexcept
 {
     if (!kept().used.load(std::memory_order_relaxed)) return;
-    {
-        std::lock_guard<std::mutex> lk(kept().m);
-        handOverLocked(t);
-    }
     Unfinished* mine = unfinished();
     if (!mine) return;
     for (int s = 0; s < 2; ++s) {
@@ -93,6 +90,19 @@ inline void handOver(const ApiTable& t) noexcept
         t.write(s, line.data(), line.size(), kWritePiece);
         line.clear();
     }
+}
+
+//! The table was just found (`t`, already in the cache): hands over the
+//! lines every thread kept, then the calling thread's unfinished lines.
+//! After this no line is kept again: a thread that would keep one finds the
+//! table under the lock (keep()), so writes need not take the lock.
+inline void handOverAll(const ApiTable& t) noexcept
+{
+    {
+        std::lock_guard<std::mutex> lk(kept().m);
+        handOverLocked(t);
+    }
+    handOverMine(t);
 }
 
 //! Keeps `size` bytes of text (WriteKind `kind`) for the runtime, written

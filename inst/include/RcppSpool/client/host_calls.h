@@ -52,7 +52,7 @@ inline void writeText(host::Stream s, const char* text, std::size_t size, int ki
     const int stream = s == host::Stream::out ? 0 : 1;
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
     if (const ApiTable* t = host_detail::tableIfAny()) {
-        early_output::handOver(*t);
+        early_output::handOverMine(*t);
         return t->write(stream, text, size, kind);
     }
     early_output::keep(stream, text, size, kind);
