@@ -183,13 +183,15 @@ test_that("a child whose parent never used the pool makes a serial one, not a fu
     'r <- parallel::mclapply(1:2, function(i) {',
     '  l <- spoolTests::.spool_loop_threads(50L, 1, -1L)',
     '  st <- RcppSpool:::.spool_global_pool_state()',
-    '  c(l$iterations, l$callerOnly, st$forked, st$workers, procThreads())',
+    '  c(l$iterations, l$concurrent, st$forked, st$workers, procThreads())',
     '}, mc.cores = 2)',
     'cat("child=", paste(unique(vapply(r, paste, "", collapse = ",")), collapse = ";"), "\\n", sep = "")'
   )
   out <- kv(run_ok(code))
-  # 50 iterations, all on the caller; the pool was made in the child (not
-  # forked) with 1 worker; the child has 2 threads (its own and that worker).
+  # 50 iterations, one at a time (on the caller, then on the worker: R's
+  # main thread leaves a loop that lasts to the workers); the pool was made
+  # in the child (not forked) with 1 worker; the child has 2 threads (its
+  # own and that worker).
   expect_identical(out[["child"]], "50,1,0,1,2")
 })
 
