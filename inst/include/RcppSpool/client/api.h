@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -134,11 +135,11 @@ inline const ApiTable* find(bool mayLoad) noexcept
 // loaded already (R code never runs inside dlopen()).
 RCPPSPOOL_HIDDEN inline const bool foundAtLoad = (host::isMainThread() && find(false), true);
 
-//! The version of RcppSpool that R has loaded (its namespace's) or, if it
-//! is not loaded, the one installed ("0.10.0"); empty if R cannot say. R's
-//! main thread only.
-inline std::string installedVersion(bool loaded)
+//! The installed RcppSpool's version into `out` (R's main thread): its
+//! namespace's if loaded, else its DESCRIPTION's; empty if neither can be had.
+inline void installedVersion(bool loaded, char* out, std::size_t size)
 {
+    out[0] = '\0';
     SEXP which = loaded ? Rf_install("getNamespaceVersion")
                         : Rf_lang3(Rf_install("::"), Rf_install("utils"), Rf_install("packageVersion"));
     PROTECT(which);
@@ -146,30 +147,35 @@ inline std::string installedVersion(bool loaded)
     SEXP call = PROTECT(Rf_lang2(Rf_install("as.character"), inner));
     int failed = 0;
     SEXP value = R_tryEvalSilent(call, R_BaseEnv, &failed);
-    std::string out;
     if (!failed && TYPEOF(value) == STRSXP && XLENGTH(value) >= 1 && STRING_ELT(value, 0) != NA_STRING)
-        out = CHAR(STRING_ELT(value, 0));
+        std::snprintf(out, size, "%s", CHAR(STRING_ELT(value, 0)));
     UNPROTECT(3);
-    return out;
 }
 
-//! Why the table cannot be had (R's main thread, after find() failed): the
-//! error names the version this package was built with and the one installed.
-inline std::string tooOldMessage()
+//! Why the table cannot be had (R's main thread, after find() failed),
+//! thrown: the error names the version this package was built with and the
+//! one installed. Formatted into buffers, out of line: every client file
+//! compiles it, and as std::string concatenations it took 4 KB of code
+//! in each object.
+[[noreturn, gnu::noinline, gnu::cold]] inline void throwTooOld()
 {
     const bool loaded = host::runtime_detail::namespaceLoaded();
-    const std::string built = RCPPSPOOL_VERSION_STRING;
-    const std::string installed = installedVersion(loaded);
-    std::string why;
+    char installed[64];
+    installedVersion(loaded, installed, sizeof installed);
+    char why[160];
     if (loaded)
-        why = "the installed RcppSpool is " + (installed.empty() ? std::string("of an unknown version") : installed) +
-              ", older than that";
-    else if (!installed.empty())
-        why = "the installed RcppSpool " + installed + " could not be loaded";
+        std::snprintf(why, sizeof why, "the installed RcppSpool is %s, older than that",
+                      installed[0] ? installed : "of an unknown version");
+    else if (installed[0])
+        std::snprintf(why, sizeof why, "the installed RcppSpool %s could not be loaded", installed);
     else
-        why = "RcppSpool is not installed or could not be loaded";
-    return "RcppSpool: this package was built with RcppSpool " + built + " (runtime table version " +
-           std::to_string(kApiVersion) + "), but " + why + "; install RcppSpool " + built + " or later";
+        std::snprintf(why, sizeof why, "RcppSpool is not installed or could not be loaded");
+    char message[512];
+    std::snprintf(message, sizeof message,
+                  "RcppSpool: this package was built with RcppSpool %s (runtime table version %u), but %s; "
+                  "install RcppSpool %s or later",
+                  RCPPSPOOL_VERSION_STRING, static_cast<unsigned>(kApiVersion), why, RCPPSPOOL_VERSION_STRING);
+    throw std::runtime_error(message);
 }
 
 }  // namespace api_detail
@@ -189,7 +195,7 @@ inline const ApiTable& api()
             "in the package's DESCRIPTION (and importFrom(RcppSpool, availableCores) to NAMESPACE), or call "
             "loadNamespace(\"RcppSpool\") first");
     if (const ApiTable* t = api_detail::find(true)) return *t;
-    throw std::runtime_error(api_detail::tooOldMessage());
+    api_detail::throwTooOld();
 }
 
 #endif
