@@ -29,6 +29,21 @@ inline double cpuSeconds()
 #endif
 }
 
+//! CPU seconds the calling thread has used.
+inline double threadCpuSeconds()
+{
+#if defined(_WIN32)
+    FILETIME created, exited, kernel, user;
+    if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user)) return 0;
+    auto s = [](const FILETIME& f) { return (double(f.dwHighDateTime) * 4294967296.0 + f.dwLowDateTime) * 1e-7; };
+    return s(kernel) + s(user);
+#else
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+#endif
+}
+
 //! True when this Windows program runs under wine (whose clocks are slower).
 inline bool underWine()
 {

@@ -364,6 +364,27 @@ TEST(ParallelFor, RsMainThreadLeavesALongLoopToTheWorkers)
     EXPECT_EQ(who[1], std::this_thread::get_id());
 }
 
+TEST(ParallelFor, RsMainThreadSleepsWhileTheWorkersRunTheLoopItLeft)
+{
+    // Once R's main thread has left a loop to the workers, they fill every
+    // core: its wait must not spin or yield, which takes a core's time from
+    // the work. It wakes only to serve R (every 10 ms) and at the end.
+    if (test_platform::underWine()) GTEST_SKIP() << "wine's thread CPU clock is coarse";
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
+    test_service::AsServiceThread service;
+    const double cpu0 = test_platform::threadCpuSeconds();
+    const auto t0 = Clock::now();
+    RcppSpool::parallelFor(0, 2000, [&](std::ptrdiff_t) {
+        const auto until = Clock::now() + 200us;
+        while (Clock::now() < until) {}
+    }, 2);
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double cpu = test_platform::threadCpuSeconds() - cpu0;
+    // Its own ~200 us of iterations and ~30 wake-ups: well under 1% of the
+    // ~200 ms (more on a busy machine, where its share only shrinks).
+    EXPECT_LT(cpu, 0.02 * wall) << "main thread's CPU " << cpu * 1e3 << " ms of " << wall * 1e3 << " ms";
+}
+
 TEST(ParallelFor, RsMainThreadTakesItsPlaceBackWhenNoWorkerComes)
 {
     // The pool is paused: no ticket starts, so nobody takes the place the
