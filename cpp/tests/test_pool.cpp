@@ -278,12 +278,20 @@ TEST(ParallelFor, ThreadsTakeTheNextIterationsWhileOneIterationIsLong)
     // Iteration 0 lasts until iterations 1-7 are done. The other participant
     // must run them all meanwhile: a loop split into halves between threads
     // (as it was) left 1-3 with the thread stuck in 0, and this timed out.
+    // Iterations 1-7 take 100 us each, longer than a piece should (see
+    // LoopBase::Grain), so that every piece holds one: a thread takes
+    // several cheap iterations in a piece, and when they took no time, a
+    // thread that had run 4-7 before the caller started took 2-3, then 0-1
+    // together (the last of a run, whole), and waited in 0 for 1 (a loaded
+    // machine: 5 of 6 runs after RunsSlowBodiesOnExactlyNThreadsAtOnce).
     RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
     for (int round = 0; round < 20; ++round) {
         std::atomic<int> others{0};
         std::atomic<bool> timedOut{false};
         RcppSpool::parallelFor(0, 8, [&](std::ptrdiff_t i) {
             if (i > 0) {
+                const auto until = Clock::now() + 100us;  // by the clock: short sleeps return at once under wine
+                while (Clock::now() < until) {}
                 others++;
                 return;
             }
