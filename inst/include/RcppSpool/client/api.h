@@ -126,8 +126,9 @@ inline const ApiTable* find(bool mayLoad) noexcept
     if (!R_ToplevelExec(lookUp, &get) || !get) return nullptr;
     const auto* table = static_cast<const ApiTable*>(get(kApiVersion));
     if (!table) return nullptr;
-    cache().store(table, std::memory_order_release);
-    early_output::handOverAll(*table);  // what this package's threads wrote before
+    cache().store(table, std::memory_order_seq_cst);
+    // What this package's threads wrote before (see early_output::keep()).
+    if (early_output::HandOver handOver = early_output::handOverHook.load(std::memory_order_seq_cst)) handOver(*table);
     return table;
 }
 

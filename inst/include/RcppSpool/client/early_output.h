@@ -105,12 +105,25 @@ inline void handOverAll(const ApiTable& t) noexcept
     handOverMine(t);
 }
 
+//! How find() (client/api.h) hands the kept lines over once it has the
+//! table: set by the first keep(). Every file of a client compiles find()
+//! (it runs at load); only a file that writes text compiles the hand-over
+//! (handOverAll() and the per-thread state it reaches put ~3 KB of code and
+//! more of debug information into every object file that includes
+//! RcppSpool.h). Constant-initialised: no code at load.
+using HandOver = void (*)(const ApiTable&) noexcept;
+RCPPSPOOL_HIDDEN inline std::atomic<HandOver> handOverHook{nullptr};
+
 //! Keeps `size` bytes of text (WriteKind `kind`) for the runtime, written
 //! while the table could not be had. Never throws: text that cannot be kept
 //! (no memory) is lost.
 inline void keep(int stream, const char* text, std::size_t size, int kind) noexcept
 {
     kept().used.store(true, std::memory_order_relaxed);
+    // Before the look at the table below (both sequentially consistent, as
+    // find()'s store of the table and load of this): either this thread sees
+    // the table, or find() sees the hook and drains what is kept.
+    handOverHook.store(&handOverAll, std::memory_order_seq_cst);
     try {
         std::string piece;
         Unfinished* mine = kind == kWriteWhole ? nullptr : unfinished();
@@ -128,7 +141,7 @@ inline void keep(int stream, const char* text, std::size_t size, int kind) noexc
             line.erase(0, cut);
         }
         std::lock_guard<std::mutex> lk(kept().m);
-        if (const ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) {
+        if (const ApiTable* t = api_detail::cache().load(std::memory_order_seq_cst)) {
             // Found meanwhile, and what was kept handed over: this goes after it.
             handOverLocked(*t);
             t->write(stream, piece.data(), piece.size(), kWriteWhole);
