@@ -5,8 +5,11 @@
 # counted (cpp/bench/spawn_cost.cpp), on a pool of one worker, so every
 # spawn is one its owner takes back.
 #
-#   bash bench/spawn-cost.sh [N] [--bin BUILD/spawn_cost] [--annotate MODE]
+#   bash bench/spawn-cost.sh [N] [--separate] [--bin BUILD/spawn_cost] [--annotate MODE]
 #
+# --separate counts the build with the runtime compiled once, reached through
+# its table (spawn_cost_separate: RCPPSPOOL_SEPARATE_RUNTIME), as an R
+# client reaches RcppSpool's; without it, the headers alone.
 # --annotate MODE also prints callgrind_annotate's inclusive profile of that
 # mode (async, deferred, group, tbb): where a spawn's instructions go.
 # Needs valgrind; builds build/cpp-release/spawn_cost if it is missing.
@@ -19,6 +22,7 @@ annotate=""
 while (($#)); do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
+    --separate) bin=build/cpp-release/spawn_cost_separate; shift ;;
     --annotate) annotate="$2"; shift 2 ;;
     *) n="$1"; shift ;;
   esac
@@ -27,7 +31,7 @@ done
 command -v valgrind >/dev/null || { echo "spawn-cost.sh: valgrind is not installed" >&2; exit 1; }
 if [[ ! -x "$bin" ]]; then
   cmake -S cpp -B build/cpp-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build/cpp-release --target spawn_cost >/dev/null
+  cmake --build build/cpp-release --target "$(basename "$bin")" >/dev/null
 fi
 
 out=$(mktemp -d)
@@ -50,7 +54,7 @@ plain=$(count plain)
 tbbPlain=""
 if "$bin" tbb-plain 2 >/dev/null 2>&1; then tbbPlain=$(count tbb-plain); fi
 
-printf "fib(%d): %d spawns; plain recursion %s instructions\n" "$n" "$spawns" "$plain"
+printf "%s, fib(%d): %d spawns; plain recursion %s instructions\n" "$(basename "$bin")" "$n" "$spawns" "$plain"
 printf "%-10s %14s %12s\n" what instructions "a spawn"
 for mode in async deferred group tbb; do
   base=$plain

@@ -24,10 +24,12 @@
 
 namespace {
 
-long plain(int n) { return n < 2 ? n : plain(n - 1) + plain(n - 2); }
+// noinline, each: how far g++ inlines a recursion into itself depends on the
+// whole file (a change elsewhere moved plain fib by 2 instructions a call).
+[[gnu::noinline]] long plain(int n) { return n < 2 ? n : plain(n - 1) + plain(n - 2); }
 
 //! The README's fib: async() for one branch, the other a plain call.
-long viaAsync(int n)
+[[gnu::noinline]] long viaAsync(int n)
 {
     if (n < 2) return n;
     auto x = RcppSpool::async([n] { return viaAsync(n - 1); });
@@ -36,7 +38,7 @@ long viaAsync(int n)
 }
 
 //! The same with the library's choice: async | deferred.
-long viaDeferred(int n)
+[[gnu::noinline]] long viaDeferred(int n)
 {
     if (n < 2) return n;
     auto x = RcppSpool::async(std::launch::async | std::launch::deferred, [n] { return viaDeferred(n - 1); });
@@ -46,7 +48,7 @@ long viaDeferred(int n)
 
 //! A group per call: run() for one branch, the other a plain call.
 template <class G>
-long viaGroup(int n)
+[[gnu::noinline]] long viaGroup(int n)
 {
     if (n < 2) return n;
     long x = 0, y = 0;
