@@ -71,14 +71,8 @@ inline void threadLocalEnded() noexcept
 template <class T>
 struct SecondThreadLocal {};
 
-//! threadLocalObject<T>() for state that may be used while the thread ends.
-//! A thread's thread_locals are destroyed in the reverse order of their
-//! making, so one made before T (a user's object whose destructor writes
-//! to Rcout, say) is destroyed after it and may still use it: that used
-//! the destroyed T (its std::string freed memory) and lost the text. After
-//! T's destructor, a second T is made, destroyed in its turn (C++ runs the
-//! destructors of thread_locals made while a thread's are destroyed, too);
-//! after that, null: the caller goes without.
+//! lastingThreadLocal<T>() once the thread's first T was destroyed: the
+//! second T, or null once that one is gone too (out of line: rare).
 template <class T>
 [[gnu::noinline]] RCPPSPOOL_HIDDEN T* lastingThreadLocalEnding()
 {
@@ -88,9 +82,17 @@ template <class T>
     }
     return nullptr;
 }
-//! Inline, the common case only (a future's state is made and freed through
-//! it at every spawn: out of line it cost 18 instructions a spawn); the
-//! thread's end out of line.
+
+//! threadLocalObject<T>() for state that may be used while the thread ends.
+//! A thread's thread_locals are destroyed in the reverse order of their
+//! making, so one made before T (a user's object whose destructor writes
+//! to Rcout, say) is destroyed after it and may still use it: that used
+//! the destroyed T (its std::string freed memory) and lost the text. After
+//! T's destructor, a second T is made, destroyed in its turn (C++ runs the
+//! destructors of thread_locals made while a thread's are destroyed, too);
+//! after that, null: the caller goes without. Inline, the common case only
+//! (a future's state is made and freed through it at every spawn: out of
+//! line it cost 18 instructions a spawn); the thread's end out of line.
 template <class T>
 [[gnu::always_inline]] RCPPSPOOL_HIDDEN inline T* lastingThreadLocal()
 {
