@@ -9,7 +9,9 @@
 // set to one thread; oneTBB: an arena of one thread), so that every
 // spawn is taken back by its owner, as a spawn nobody steals. Only the
 // function spawn_cost_measured() is counted (callgrind --toggle-collect):
-// the pool's start and end are not a spawn's cost.
+// the pool's start and end are not a spawn's cost. An R client compiles
+// this file too (bench/spawn-cost.sh --r, SPAWN_COST_NO_MAIN), to count a
+// spawn through RcppSpool's runtime in an R session.
 #include <RcppSpool.h>
 
 #include <cstdio>
@@ -77,6 +79,7 @@ extern "C" [[gnu::noinline]] long spawn_cost_measured(int mode, int n)
     }
 }
 
+#ifndef SPAWN_COST_NO_MAIN
 int main(int argc, char** argv)
 {
     static const char* const modes[] = {"plain", "async", "deferred", "group", "tbb-plain", "tbb"};
@@ -105,3 +108,4 @@ int main(int argc, char** argv)
     std::printf("%s fib(%d) = %ld\n", modes[mode], n, r);
     return 0;
 }
+#endif
