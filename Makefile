@@ -8,7 +8,8 @@
 #   make bench  the engine benchmark (P1-P6), P6's loop taken apart against
 #               OpenMP's static split, and the task-parallel suite, against
 #               oneTBB, OpenMP, std::async and serial; and what a client file
-#               costs to compile, against RcppThread and plain Rcpp
+#               costs to compile, against RcppThread and plain Rcpp; and the
+#               instructions a spawn (callgrind, bench/spawn-cost.sh)
 #   make bench-full  the full R benchmark() (the benchmarks article's data, man/figures/)
 #   make bench-real  real CRAN packages (parallelDist, mvrsquared, lamW) as they
 #               are and migrated by use_rcppspool(), timed on their own calls
@@ -90,6 +91,7 @@ bench: cpp-release
 	$(BUILD)/cpp-release/bench_shapes --csv bench/results/shapes.csv
 	$(BUILD)/cpp-release/bench_tasks --reps 3 --csv bench/results/tasks.csv
 	bash bench/compile-cost.sh 3 --csv bench/results/compile-cost.csv
+	@if command -v valgrind >/dev/null; then bash bench/spawn-cost.sh 22; fi
 
 clean:
 	rm -rf $(BUILD) $(LIB) site RcppSpool_*.tar.gz RcppSpool.Rcheck

@@ -50,7 +50,7 @@ RCPPSPOOL_HIDDEN T* state()
 
 //! The calling thread's piece of state `S` of type T (see state()).
 template <class T, ThreadSlot S>
-RCPPSPOOL_HIDDEN T* threadState()
+[[gnu::always_inline]] RCPPSPOOL_HIDDEN inline T* threadState()
 {
     return threadLocalObject<T, std::integral_constant<ThreadSlot, S>>();
 }

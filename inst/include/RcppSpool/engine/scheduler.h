@@ -453,11 +453,11 @@ private:
     //! locks may have been held by threads that it does not have.
     void trimOutside();
 
-    // Inline: read at every spawn (see prefersCallerRuns()).
+    // Inline: read at every spawn (see prefersCallerRuns()); the slot
+    // itself, one thread-local access (see currentFrame()).
     [[gnu::always_inline]] RCPPSPOOL_HIDDEN static WorkerTls& workerTls() noexcept
     {
-        static thread_local WorkerTls* const tls = runtime::threadState<WorkerTls, runtime::ThreadSlot::worker>();
-        return *tls;
+        return *runtime::threadState<WorkerTls, runtime::ThreadSlot::worker>();
     }
     [[gnu::always_inline]] Worker* currentWorker() const noexcept
     {

@@ -55,14 +55,17 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     if (c && (c->cancelled() || interruptRequested())) {
         t.discard();
     } else {
-        Frame frame{this, c, c ? c : &root_, nullptr, currentFrame()};
-        currentFrame() = &frame;
+        // The thread's frame slot, looked up once (each lookup is a
+        // thread_local's guard and load).
+        Frame*& current = currentFrame();
+        Frame frame{this, c, c ? c : &root_, nullptr, current};
+        current = &frame;
         try {
             t.run();
         } catch (...) {
             if (c) c->fail(std::current_exception());
         }
-        currentFrame() = frame.outer;
+        current = frame.outer;
         if (frame.children) finish(frame.children);
     }
     bump(n.finished, self);

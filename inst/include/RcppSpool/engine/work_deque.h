@@ -108,7 +108,7 @@ public:
 
     //! Owner only. seq_cst publication: a pusher then checks for sleeping
     //! workers, and that check must not move before the publication.
-    void push(const Task& task)
+    [[gnu::always_inline]] void push(const Task& task)
     {
         std::int64_t b = bottom_.load(std::memory_order_relaxed);
         std::int64_t t = top_.load(std::memory_order_acquire);
@@ -119,7 +119,7 @@ public:
     }
 
     //! Owner only: the most recently pushed task, if any.
-    bool pop(Task& out)
+    [[gnu::always_inline]] bool pop(Task& out)
     {
         std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
         Buffer* a = buffer_.load(std::memory_order_relaxed);
