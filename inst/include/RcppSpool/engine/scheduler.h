@@ -161,6 +161,8 @@ public:
     void execute(Task& t, Worker* const self);
     //! execute()'s body, for the callers that inline it.
     [[gnu::always_inline]] void run(Task& t, Worker* const self);
+    //! A task's span in the timeline being recorded (trace.h).
+    static void recordTask(Context* c, Worker* self, std::int64_t start) noexcept;
 
     //! execute() of a copy of `t` (submit() without workers). Out of line: a
     //! copy inlined into submit() made every push dearer (72 -> 77

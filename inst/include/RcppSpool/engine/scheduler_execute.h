@@ -11,6 +11,7 @@
 #include "host_hooks.h"
 #include "scheduler.h"
 #include "task.h"
+#include "trace.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -57,16 +58,31 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     } else {
         Frame frame{this, c, c ? c : &root_, nullptr, currentFrame()};
         currentFrame() = &frame;
+        // A timeline's span (one load while nothing records).
+        const std::int64_t traced = trace::recording() ? trace::now() : 0;
         try {
             t.run();
         } catch (...) {
             if (c) c->fail(std::current_exception());
         }
+        if (traced) recordTask(c, self, traced);
         currentFrame() = frame.outer;
         if (frame.children) finish(frame.children);
     }
     bump(n.finished, self);
     finish(c);
+}
+
+// Out of line: only while recording. The span's id is the group or pool
+// the task counts in (the first context that is not a running task's
+// children). A loop's ticket (no context) is no span (its chunks are), but
+// says which worker the thread is.
+[[gnu::noinline, gnu::cold]] inline void Scheduler::recordTask(Context* c, Worker* self, std::int64_t start) noexcept
+{
+    const int worker = self ? static_cast<int>(self->index) : -1;
+    if (!c) return trace::noteWorker(worker);
+    while (c->owned() && c->parent()) c = c->parent();
+    trace::record(trace::kTask, reinterpret_cast<std::uintptr_t>(c), start, nullptr, worker);
 }
 
 template <class Body>
