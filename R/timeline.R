@@ -138,9 +138,13 @@ union_length <- function(start, end) {
 #'
 #' Per thread: its busy time (the union of its chunk, task, main-thread and
 #' zone spans; waits are idle) as a share of the recording, and its numbers of
-#' loop pieces and tasks. Per loop: how long each thread ran it and its
-#' imbalance, the slowest thread's time over the mean of the threads that
-#' ran it (1 is perfect balance; 2 threads with one idle throughout give 2).
+#' loop pieces and tasks. Per loop: how many threads ran it, their time in
+#' it, and its imbalance: the slowest thread's time over the mean, the loop's
+#' time shared by the threads that could run it at once (those that ran it,
+#' at most [availableCores()]). 1 is perfect balance; on 2 cores, one thread
+#' doing all the work while the other idles gives 2. (R's main thread may
+#' leave a long loop to the workers after a while, to stay responsive: it
+#' then counts as one of the threads that ran it, but not as a core.)
 #' For the recording: its wall time, the busy CPU time of all threads, the
 #' parallel efficiency (busy CPU over the wall time times the threads that
 #' could run at once: those that appear, at most [availableCores()]), and how
@@ -166,6 +170,8 @@ summary.RcppSpool_timeline <- function(object, ...) {
   threads$idle_share <- 1 - threads$busy_share
   threads$chunks <- vapply(threads$thread, function(t) sum(s$pieces[s$thread == t & s$kind == "chunk"]), 0)
   threads$tasks <- vapply(threads$thread, function(t) sum(s$thread == t & s$kind == "task"), 0)
+  # The threads that could run at once: those that appear, at most the cores.
+  cores <- if (is.null(object$cores) || is.na(object$cores)) n else object$cores
   chunks <- s[s$kind == "chunk", , drop = FALSE]
   loops <- if (nrow(chunks)) {
     per <- tapply(chunks$end - chunks$start, list(chunks$id, chunks$thread), sum)
@@ -175,7 +181,7 @@ summary.RcppSpool_timeline <- function(object, ...) {
     out <- data.frame(id = ids, start = as.numeric(first), end = as.numeric(last),
                       threads = rowSums(!is.na(per)), time = rowSums(per, na.rm = TRUE),
                       slowest = apply(per, 1, max, na.rm = TRUE))
-    out$imbalance <- out$slowest / (out$time / out$threads)
+    out$imbalance <- out$slowest / (out$time / pmin(out$threads, cores))
     out[order(out$start), , drop = FALSE]
   } else {
     data.frame(id = numeric(), start = numeric(), end = numeric(), threads = numeric(), time = numeric(),
@@ -183,8 +189,7 @@ summary.RcppSpool_timeline <- function(object, ...) {
   }
   rownames(loops) <- NULL
   busy <- sum(threads$busy)
-  # The threads that could run at once: those that appear, at most the cores.
-  p <- if (is.null(object$cores) || is.na(object$cores)) n else min(n, object$cores)
+  p <- min(n, cores)
   structure(list(threads = threads, loops = loops, wall = wall, busy = busy, parallelism = p,
                  efficiency = if (wall > 0 && p > 0) busy / (wall * p) else NA_real_, dropped = object$dropped),
             class = "summary.RcppSpool_timeline")

@@ -109,7 +109,7 @@ struct State {
     std::mutex control;          // start and stop (never in a forked child's way: see onForkChild)
     std::uint32_t last = 0;      // the last recording's number
     std::int64_t startNs = 0;    // when it began
-    std::size_t capacity = 0;    // events per thread
+    std::atomic<std::size_t> capacity{0};  // events per thread (a late writer of the last recording may read it)
     const Buffer* starter = nullptr;  // the buffer of the thread that began it (thread 0)
 };
 
@@ -240,7 +240,7 @@ inline void watchForks() noexcept
             return;
         }
     }
-    if (n >= st.capacity) {
+    if (n >= st.capacity.load(std::memory_order_relaxed)) {
         b->dropped.store(b->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return;
     }
@@ -332,7 +332,7 @@ inline Refusal start(std::size_t capacity)
     State& s = state();
     std::lock_guard<std::mutex> lk(s.control);
     if (recordingFlag().load(std::memory_order_relaxed)) return Refusal::running;
-    s.capacity = std::max<std::size_t>(1, std::min(capacity, kMaxEventsPerThread));
+    s.capacity.store(std::max<std::size_t>(1, std::min(capacity, kMaxEventsPerThread)), std::memory_order_relaxed);
     try {
         s.starter = detail::mine();
     } catch (...) {
