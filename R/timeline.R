@@ -134,10 +134,35 @@ union_length <- function(start, end) {
   sum(tapply(reach, run, max) - tapply(start, run, min))
 }
 
+# A thread's busy time: the union of its spans other than waits, less the
+# idle part of each wait nested in them (a loop item that waits for its
+# TaskGroup: the wait's time minus the tasks it ran meanwhile). Spans of one
+# thread nest (a wait inside a chunk, a task inside a wait).
+thread_busy <- function(start, end, kind) {
+  work <- kind != "wait"
+  busy <- union_length(start[work], end[work])
+  waits <- which(!work)
+  if (!length(waits) || !any(work)) return(busy)
+  o <- order(start[work])
+  ws <- start[work][o]
+  we <- end[work][o]
+  reach <- cummax(we)
+  for (i in waits) {
+    k <- findInterval(start[i], ws, left.open = TRUE)  # work that began before the wait
+    if (k == 0 || reach[k] < end[i]) next  # not inside work: never counted as busy
+    hi <- findInterval(end[i], ws)
+    inner <- if (hi > k) seq.int(k + 1L, hi) else integer()
+    inner <- inner[we[inner] <= end[i]]
+    busy <- busy - ((end[i] - start[i]) - union_length(ws[inner], we[inner]))
+  }
+  busy
+}
+
 #' Summarise a timeline
 #'
 #' Per thread: its busy time (the union of its chunk, task, main-thread and
-#' zone spans; waits are idle) as a share of the recording, and its numbers of
+#' zone spans, less the time it waited inside them without running a task)
+#' as a share of the recording, and its numbers of
 #' loop pieces and tasks. Per loop: how many threads ran it, their time in
 #' it, and its imbalance: the slowest thread's time over the mean, the loop's
 #' time shared by the threads that could run it at once (those that ran it,
@@ -160,11 +185,10 @@ summary.RcppSpool_timeline <- function(object, ...) {
   s <- object$spans
   n <- length(object$threads)
   wall <- object$seconds
-  busy_kinds <- s$kind != "wait"
   threads <- data.frame(thread = seq_len(n) - 1L, name = object$threads, stringsAsFactors = FALSE)
   threads$busy <- vapply(threads$thread, function(t) {
-    k <- s$thread == t & busy_kinds
-    union_length(s$start[k], s$end[k])
+    k <- s$thread == t
+    thread_busy(s$start[k], s$end[k], s$kind[k])
   }, 0)
   threads$busy_share <- if (wall > 0) threads$busy / wall else NA_real_
   threads$idle_share <- 1 - threads$busy_share
@@ -252,17 +276,20 @@ plot.RcppSpool_timeline <- function(x, from = 0, to = x$seconds, main = NULL, le
   graphics::axis(2, at = y(seq_len(n) - 1L), labels = labels, las = 1, cex.axis = 0.8, tick = FALSE)
   graphics::abline(h = y(seq_len(n) - 1L), col = "grey92")
   cols <- timeline_colours()
-  bar <- function(k, half, col, border = NA) {
-    if (!any(k)) return()
-    graphics::rect(s$start[k] * scale, y(s$thread[k]) - half, s$end[k] * scale, y(s$thread[k]) + half,
-                   col = col, border = border)
-  }
-  bar(s$kind == "wait", 0.08, cols[["wait"]])
-  chunk <- s$kind == "chunk"
-  bar(chunk, 0.32, ifelse(s$id %% 2 == 1, cols[["chunk"]], cols[["chunk2"]])[chunk], border = NA)
-  bar(s$kind == "task", 0.32, cols[["task"]])
-  bar(s$kind == "main", 0.32, cols[["main"]])
+  # Nested spans (a wait in a loop item, the tasks run in that wait) are
+  # drawn over their parents, each level a little thinner, so all show.
   zone <- s$kind == "zone"
+  work <- which(!zone & s$end >= from & s$start <= to)
+  depth <- span_depth(s$thread[work], s$start[work], s$end[work])
+  o <- order(depth, -(s$end[work] - s$start[work]))
+  work <- work[o]
+  depth <- depth[o]
+  half <- ifelse(s$kind[work] == "wait", 0.07, 0.34) * 0.78^depth
+  col <- ifelse(s$kind[work] == "chunk", ifelse(s$id[work] %% 2 == 1, cols[["chunk"]], cols[["chunk2"]]),
+                cols[s$kind[work]])
+  if (length(work))
+    graphics::rect(s$start[work] * scale, y(s$thread[work]) - half, s$end[work] * scale, y(s$thread[work]) + half,
+                   col = col, border = NA)
   if (any(zone))
     graphics::rect(s$start[zone] * scale, y(s$thread[zone]) + 0.34, s$end[zone] * scale,
                    y(s$thread[zone]) + 0.44, col = cols[["zone"]], border = NA)
@@ -272,6 +299,25 @@ plot.RcppSpool_timeline <- function(x, from = 0, to = x$seconds, main = NULL, le
                      fill = cols[c("chunk", "task", "wait", "main", "zone")], border = NA, bty = "n",
                      cex = 0.75, horiz = TRUE, xpd = TRUE)
   invisible(x)
+}
+
+# Each span's nesting depth on its thread: how many of that thread's spans
+# enclose it (spans of one thread nest).
+span_depth <- function(thread, start, end) {
+  depth <- integer(length(start))
+  o <- order(thread, start, -end)
+  stack <- numeric()
+  current <- NA
+  for (i in o) {
+    if (!identical(thread[i], current)) {
+      stack <- numeric()
+      current <- thread[i]
+    }
+    while (length(stack) && stack[length(stack)] <= start[i]) stack <- stack[-length(stack)]
+    depth[i] <- length(stack)
+    stack <- c(stack, end[i])
+  }
+  depth
 }
 
 timeline_colours <- function() {

@@ -26,12 +26,6 @@ double timeOnce(F&& f)
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 template <class F>
 void compare(const char* what, int rounds, F&& f)
 {
@@ -53,7 +47,7 @@ void compare(const char* what, int rounds, F&& f)
     }
     std::printf("%-44s not recording %8.3f ms   recording %8.3f ms   ratio %.3f (quartiles %.3f-%.3f)   "
                 "last recording: %zu spans, %zu dropped\n",
-                what, median(off), median(on), median(ratio), [&] {
+                what, engine_work::median(off), engine_work::median(on), engine_work::median(ratio), [&] {
                     auto v = ratio;
                     std::sort(v.begin(), v.end());
                     return v[v.size() / 4];
