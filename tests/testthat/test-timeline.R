@@ -46,31 +46,39 @@ timeline_clients <- function() {
     "  });",
     "  return R_NilValue;",
     "}")
-  for (name in c("spoolTimelineA", "spoolTimelineB")) {
-    pkg <- file.path(dir, name)
-    dir.create(file.path(pkg, "src"), recursive = TRUE)
-    dir.create(file.path(pkg, "R"))
-    writeLines(c(paste("Package:", name), "Version: 0.1", "Title: Throwaway client of RcppSpool",
-                 "Description: Built by RcppSpool's tests.", "License: MIT",
-                 "Imports: RcppSpool", "LinkingTo: RcppSpool"), file.path(pkg, "DESCRIPTION"))
-    writeLines(c(sprintf("useDynLib(%s)", name), "import(RcppSpool)", "export(sleep_loop, group_loop)"),
-               file.path(pkg, "NAMESPACE"))
-    writeLines(c(sprintf("sleep_loop <- function(n, us, threads) .Call(\"tl_sleep_loop\", as.integer(n), as.double(us), as.integer(threads), PACKAGE = \"%s\")", name),
-                 sprintf("group_loop <- function(n, tasks, us) .Call(\"tl_group_loop\", as.integer(n), as.integer(tasks), as.double(us), PACKAGE = \"%s\")", name)),
-               file.path(pkg, "R", "client.R"))
-    writeLines(c("CXX_STD = CXX17", sprintf("PKG_CPPFLAGS = -DPKGNAME='\"%s\"'", name)),
-               file.path(pkg, "src", "Makevars"))
-    writeLines(code, file.path(pkg, "src", "client.cpp"))
-    log <- file.path(dir, paste0(name, ".log"))
-    status <- with_env(c(R_LIBS = paste(unique(c(dirname(system.file(package = "RcppSpool")), .libPaths())),
-                                        collapse = .Platform$path.sep), R_TESTS = ""),
-                       system2(file.path(R.home("bin"), "R"),
-                               c("CMD", "INSTALL", "--no-test-load", "--no-docs", paste0("--library=", shQuote(lib)),
-                                 shQuote(pkg)), stdout = log, stderr = log))
-    if (status != 0) stop("R CMD INSTALL ", name, " failed:\n", paste(readLines(log), collapse = "\n"))
-  }
+  for (name in c("spoolTimelineA", "spoolTimelineB")) timeline_build(dir, lib, name, code)
+  timeline_cache$dir <- dir
   timeline_cache$lib <- lib
   lib
+}
+
+# Builds the package `name` from `code` (one C++ file; its .Call entries
+# sleep_loop and group_loop, of which it may define only the first) into
+# `lib`, against RcppSpool's installed headers or those in `include`.
+timeline_build <- function(dir, lib, name, code, include = NULL) {
+  pkg <- file.path(dir, name)
+  dir.create(file.path(pkg, "src"), recursive = TRUE)
+  dir.create(file.path(pkg, "R"))
+  writeLines(c(paste("Package:", name), "Version: 0.1", "Title: Throwaway client of RcppSpool",
+               "Description: Built by RcppSpool's tests.", "License: MIT",
+               "Imports: RcppSpool", "LinkingTo: RcppSpool"), file.path(pkg, "DESCRIPTION"))
+  writeLines(c(sprintf("useDynLib(%s)", name), "import(RcppSpool)", "export(sleep_loop, group_loop)"),
+             file.path(pkg, "NAMESPACE"))
+  if (!any(grepl("tl_group_loop", code))) code <- c(code, "extern \"C\" SEXP tl_group_loop(SEXP, SEXP, SEXP) { return R_NilValue; }")
+  writeLines(c(sprintf("sleep_loop <- function(n, us, threads) .Call(\"tl_sleep_loop\", as.integer(n), as.double(us), as.integer(threads), PACKAGE = \"%s\")", name),
+               sprintf("group_loop <- function(n, tasks, us) .Call(\"tl_group_loop\", as.integer(n), as.integer(tasks), as.double(us), PACKAGE = \"%s\")", name)),
+             file.path(pkg, "R", "client.R"))
+  writeLines(c("CXX_STD = CXX17", sprintf("PKG_CPPFLAGS = %s-DPKGNAME='\"%s\"'",
+                                          if (is.null(include)) "" else paste0("-I", include, " "), name)),
+             file.path(pkg, "src", "Makevars"))
+  writeLines(code, file.path(pkg, "src", "client.cpp"))
+  log <- file.path(dir, paste0(name, ".log"))
+  status <- with_env(c(R_LIBS = paste(unique(c(dirname(system.file(package = "RcppSpool")), .libPaths())),
+                                      collapse = .Platform$path.sep), R_TESTS = ""),
+                     system2(file.path(R.home("bin"), "R"),
+                             c("CMD", "INSTALL", "--no-test-load", "--no-docs", paste0("--library=", shQuote(lib)),
+                               shQuote(pkg)), stdout = log, stderr = log))
+  if (status != 0) stop("R CMD INSTALL ", name, " failed:\n", paste(readLines(log), collapse = "\n"))
 }
 
 timeline_client <- function(name) loadNamespace(name, lib.loc = timeline_clients())
@@ -115,6 +123,47 @@ test_that("chunk spans add up to the items' own time, every worker appears, two 
   expect_true(s$efficiency > 0 && s$efficiency <= 1.0001)
   expect_output(print(s), "parallel efficiency")
   expect_output(print(tl), "RcppSpool timeline")
+})
+
+test_that("a package built against older headers (ABI 10): its loops on the runtime's threads show", {
+  # Its loops go through the runtime's table (version 1's parallelFor), so
+  # their chunks are recorded like anyone's (it has no TraceZone).
+  skip_on_cran()
+  skip_on_os("windows")
+  lib <- timeline_clients()
+  dir <- timeline_cache$dir
+  if (is.null(timeline_cache$old)) {
+    timeline_build(dir, lib, "spoolTimelineOld", c(
+      "#include <RcppSpool.h>",
+      "#include <Rinternals.h>",
+      "#include <atomic>",
+      "#include <chrono>",
+      "#include <thread>",
+      "extern \"C\" SEXP tl_sleep_loop(SEXP n, SEXP us, SEXP threads) {",
+      "  std::atomic<long long> ns{0};",
+      "  const long long wait = static_cast<long long>(Rf_asReal(us));",
+      "  RcppSpool::parallelFor(0, Rf_asInteger(n), [&](std::ptrdiff_t) {",
+      "    const auto t0 = std::chrono::steady_clock::now();",
+      "    std::this_thread::sleep_for(std::chrono::microseconds(wait));",
+      "    ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();",
+      "  }, static_cast<std::size_t>(Rf_asInteger(threads)));",
+      "  return Rf_ScalarReal(static_cast<double>(ns.load()) * 1e-9);",
+      "}"), include = abi10_headers(dir, "include-abi10"))
+    timeline_cache$old <- TRUE
+  }
+  old <- loadNamespace("spoolTimelineOld", lib.loc = lib)
+  a <- timeline_client("spoolTimelineA")
+  items <- NULL
+  tl <- timeline(items <- old$sleep_loop(30, 2000, 2))
+  tl2 <- timeline({ old$sleep_loop(10, 1000, 2); a$sleep_loop(10, 1000, 2) })
+  d <- as.data.frame(tl)
+  chunks <- d[d$kind == "chunk", ]
+  expect_length(unique(chunks$id), 1L)
+  expect_gte(sum(chunks$end - chunks$start), 0.999 * items)
+  expect_lte(sum(chunks$end - chunks$start), 1.10 * items)
+  expect_true(any(chunks$thread > 0))  # the runtime's workers took part
+  # With a current package's loop in the same timeline: two loops.
+  expect_length(unique(tl2$spans$id[tl2$spans$kind == "chunk"]), 2L)
 })
 
 test_that("a nested TaskGroup shows its tasks, and zones their labels", {
