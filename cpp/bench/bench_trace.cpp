@@ -4,6 +4,7 @@
 // and while a timeline records, in alternating rounds in one process (so a
 // noisy phase of the machine hits both alike). Prints medians and the
 // median per-round ratio recording / not. Usage: bench_trace [rounds=30]
+// [events per thread=100000]
 #include <RcppSpool.h>
 
 #include <algorithm>
@@ -26,6 +27,8 @@ double timeOnce(F&& f)
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+std::size_t eventsPerThread = 100000;
+
 template <class F>
 void compare(const char* what, int rounds, F&& f)
 {
@@ -36,7 +39,7 @@ void compare(const char* what, int rounds, F&& f)
         // Best of 3 per side and round: a round's preempted call says little.
         double a = 1e300, b = 1e300;
         for (int k = 0; k < 3; ++k) a = std::min(a, timeOnce(f));
-        RcppSpool::timelineStart();
+        RcppSpool::timelineStart(eventsPerThread);
         for (int k = 0; k < 3; ++k) b = std::min(b, timeOnce(f));
         const RcppSpool::Timeline t = RcppSpool::timelineStop();
         spans = t.spans.size();
@@ -65,6 +68,7 @@ void compare(const char* what, int rounds, F&& f)
 int main(int argc, char** argv)
 {
     const int rounds = argc > 1 ? std::max(3, std::atoi(argv[1])) : 30;
+    if (argc > 2) eventsPerThread = static_cast<std::size_t>(std::atoll(argv[2]));
     compare("P5: 1e6-iteration loop, opaque body", rounds, [] {
         RcppSpool::parallelFor(0, 1000000, [](std::ptrdiff_t i) { engine_work::opaque(i); }, 2);
     });
