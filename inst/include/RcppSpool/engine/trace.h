@@ -38,8 +38,9 @@ enum Kind : std::uint8_t {
     kKinds = 5
 };
 
-//! The name of a Kind, as R and the JSON show it.
-inline const char* kindName(int k) noexcept
+//! The name of a Kind, as R and the JSON show it. (Hidden, as every
+//! function here with a static: not merged across shared objects.)
+RCPPSPOOL_HIDDEN inline const char* kindName(int k) noexcept
 {
     static const char* const names[] = {"chunk", "task", "wait", "main", "zone"};
     return k >= 0 && k < kKinds ? names[k] : "?";
@@ -195,7 +196,7 @@ inline void onForkChild() noexcept
     ::new (&s.control) std::mutex;  // it may have been held by a thread the child lacks
 }
 
-inline void watchForks() noexcept
+RCPPSPOOL_HIDDEN inline void watchForks() noexcept
 {
 #if !defined(_WIN32)
     static const bool registered = (pthread_atfork(nullptr, nullptr, &onForkChild), true);
