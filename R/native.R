@@ -48,3 +48,19 @@ cpp_is_forked_child <- function() {
 .spool_output_cells <- function(services, kind, label, writers, lines) {
   .Call(`_RcppSpool_outputCells`, services, kind, label, writers, lines)
 }
+
+cpp_timeline_start <- function(events) {
+  .Call(`_RcppSpool_timelineStart`, events)
+}
+
+cpp_timeline_running <- function() {
+  .Call(`_RcppSpool_timelineRunning`)
+}
+
+cpp_timeline_stop <- function() {
+  .Call(`_RcppSpool_timelineStop`)
+}
+
+cpp_timeline_write <- function(spans, threads, dropped, path) {
+  .Call(`_RcppSpool_timelineWrite`, spans, threads, dropped, path)
+}

@@ -7,6 +7,8 @@
 #   bench/results/benchmark.csv        the tidy data
 #   bench/results/<workload>.png       one figure per workload
 #   bench/results/kendall_matrix.txt   kendall_matrix() against cor()
+#   bench/results/timeline.png         timeline(): an unbalanced loop, dynamic vs static schedule
+#   bench/results/timeline-*.json      the same for Perfetto (https://ui.perfetto.dev)
 # Run from the repository's root with the package installed:
 #   Rscript bench/demo.R [output directory]
 suppressPackageStartupMessages(library(RcppSpool))
@@ -46,16 +48,6 @@ writeLines(kendall_report)
 writeLines(kendall_report, file.path(out_dir, "kendall_matrix.txt"))
 stopifnot(max(abs(tau - ref)) < 1e-12, ok_ties < 1e-12)
 
-# --- 2. the benchmark -------------------------------------------------------
-cat("\nbenchmark(quick = TRUE):\n")
-res <- benchmark(quick = TRUE, progress = interactive() || isatty(stdout()))
-op <- options(width = max(getOption("width"), 130))
-print(res)
-options(op)
-
-csv <- file.path(out_dir, "benchmark.csv")
-utils::write.csv(as.data.frame(unclass(res)), csv, row.names = FALSE)
-
 # PNG figures: the png() device if this R has it, else Cairo's or the
 # ghostscript-based bitmap() device.
 open_png <- function(file, width = 1000, height = 800) {
@@ -70,6 +62,68 @@ open_png <- function(file, width = 1000, height = 800) {
   }
   TRUE
 }
+# --- 2. a timeline: what the threads did in an unbalanced loop ----------------
+# Kendall's loop shape (row i pairs column i with the d - i columns after it),
+# under RcppSpool's dynamic schedule and under a static one (nBatches = the
+# number of threads: one contiguous half each, as OpenMP's schedule(static)).
+cat("\ntimeline(): an unbalanced triangular loop, dynamic vs static schedule\n")
+tri_src <- file.path(tempdir(), "timeline_triangle.cpp")
+writeLines(c(
+  "// [[Rcpp::depends(RcppSpool)]]",
+  "#include <Rcpp.h>",
+  "#include <RcppSpool.h>",
+  "#include <cmath>",
+  "// Row i does (d - i) * units units of work.",
+  "// [[Rcpp::export(rng = false)]]",
+  "double triangle(int d, int units, int threads, bool staticSchedule) {",
+  "  std::vector<double> out(d);",
+  "  RcppSpool::parallelFor(0, d, [&](std::ptrdiff_t i) {",
+  "    double s = 0;",
+  "    for (long k = 0; k < static_cast<long>(d - i) * units; ++k) s += std::sqrt(static_cast<double>(k));",
+  "    out[i] = s;",
+  "  }, threads, staticSchedule ? threads : 0);",
+  "  double sum = 0;",
+  "  for (double v : out) sum += v;",
+  "  return sum;",
+  "}"), tri_src)
+tri_cache <- if (dir.exists("build")) file.path("build", "demo-timeline") else tempdir()
+suppressWarnings(Rcpp::sourceCpp(tri_src, cacheDir = tri_cache, showOutput = FALSE))
+threads <- max(2L, getThreads())
+invisible(triangle(60, 3000, threads, FALSE))  # warm-up: the workers are started
+tl_dynamic <- timeline(triangle(200, 6000, threads, FALSE))
+tl_static <- timeline(triangle(200, 6000, threads, TRUE))
+report_tl <- function(name, tl) {
+  s <- summary(tl)
+  cat(sprintf("  %-8s %6.3f s, parallel efficiency %3.0f%%, loop imbalance %.2f\n", name, tl$seconds,
+              100 * s$efficiency, max(s$loops$imbalance)))
+}
+report_tl("dynamic", tl_dynamic)
+report_tl("static", tl_static)
+tl_file <- file.path(out_dir, "timeline.png")
+if (open_png(tl_file, width = 1100, height = 700)) {
+  op <- graphics::par(mfrow = c(2, 1))
+  to <- max(tl_dynamic$seconds, tl_static$seconds)
+  plot(tl_dynamic, to = to, main = sprintf("RcppSpool's dynamic schedule: %.2f s, efficiency %.0f%%",
+                                           tl_dynamic$seconds, 100 * summary(tl_dynamic)$efficiency))
+  plot(tl_static, to = to, main = sprintf("static schedule (nBatches = %d): %.2f s, efficiency %.0f%%", threads,
+                                          tl_static$seconds, 100 * summary(tl_static)$efficiency))
+  graphics::par(op)
+  grDevices::dev.off()
+  cat("  wrote", tl_file, "\n")
+}
+write_trace(tl_dynamic, file.path(out_dir, "timeline-dynamic.json"))
+write_trace(tl_static, file.path(out_dir, "timeline-static.json"))
+
+# --- 3. the benchmark -------------------------------------------------------
+cat("\nbenchmark(quick = TRUE):\n")
+res <- benchmark(quick = TRUE, progress = interactive() || isatty(stdout()))
+op <- options(width = max(getOption("width"), 130))
+print(res)
+options(op)
+
+csv <- file.path(out_dir, "benchmark.csv")
+utils::write.csv(as.data.frame(unclass(res)), csv, row.names = FALSE)
+
 figures <- character()
 for (w in unique(res$workload)) {
   n_d <- length(unique(res$d[res$workload == w]))
@@ -83,7 +137,7 @@ for (w in unique(res$workload)) {
   figures <- c(figures, file)
 }
 
-# --- 3. the headline figures, against the targets of the project ------------------
+# --- 4. the headline figures, against the targets of the project ------------------
 pick <- function(w, m, size, d = NA, what = "time") {
   r <- res[res$workload == w & res$method == m & res$size == size &
              (if (is.na(d)) is.na(res$d) else res$d %in% d), what]

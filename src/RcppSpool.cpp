@@ -9,6 +9,7 @@
 #include "rcppthread_entries.h"
 #include "runtime_owner.h"
 #include "output_cells.h"
+#include "timeline_entries.h"
 
 #include <R_ext/Rdynload.h>
 
@@ -35,6 +36,10 @@ const R_CallMethodDef callEntries[] = {
     RCPPSPOOL_ENTRY(runtimeInfo, 0),
     RCPPSPOOL_ENTRY(globalPoolState, 0),
     RCPPSPOOL_ENTRY(outputCells, 5),
+    RCPPSPOOL_ENTRY(timelineStart, 1),
+    RCPPSPOOL_ENTRY(timelineRunning, 0),
+    RCPPSPOOL_ENTRY(timelineStop, 0),
+    RCPPSPOOL_ENTRY(timelineWrite, 4),
     {nullptr, nullptr, 0}};
 #undef RCPPSPOOL_ENTRY
 

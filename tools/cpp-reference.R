@@ -33,6 +33,7 @@ groups <- list(
   "Output, progress and interrupts" = c("output.h", "progress.h", "interrupt.h"),
   "Cores and thread counts" = "cores.h",
   "Random numbers" = "random.h",
+  "Timelines" = c("trace_zone.h", "timeline.h"),
   "Compatibility with RcppThread and RcppParallel" = c("rcppthread_names.h", "overrides.h", "rmatrix.h",
                                                        "RcppParallel.h"),
   "Versions" = c("version.h", "abi.h")

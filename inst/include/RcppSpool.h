@@ -30,6 +30,8 @@
 #include "RcppSpool/task_group.h"
 #include "RcppSpool/thread.h"
 #include "RcppSpool/thread_pool.h"
+#include "RcppSpool/timeline.h"
+#include "RcppSpool/trace_zone.h"
 
 // Last: RCPPSPOOL_OVERRIDE_COUT/CERR/THREAD (and RcppThread's RCPPTHREAD_OVERRIDE_*).
 #include "RcppSpool/overrides.h"

@@ -4,7 +4,7 @@
 // Versions follow semantic versioning, tied to the runtime's table
 // (client/api_table.h) and the ABI version (abi.h): before 1.0.0 the minor
 // version rises with new features and whenever the ABI version or the table
-// version does (0.11.0: ABI 11, table 3); the patch version rises with fixes
+// version does (0.12.0: ABI 11, table 4); the patch version rises with fixes
 // that change neither. A package built
 // against headers of version x asks the runtime for version x or later: it
 // names x in its DESCRIPTION (`LinkingTo` and `Imports: RcppSpool (>= x)`,
@@ -16,13 +16,13 @@
 //! The major version (0 until the API is declared stable).
 #define RCPPSPOOL_VERSION_MAJOR 0
 //! The minor version: rises with new features, and whenever the ABI version
-//! (abi.h) or the runtime's table (client/api_table.h) does; 0.11 is ABI 11,
-//! table version 3.
-#define RCPPSPOOL_VERSION_MINOR 11
+//! (abi.h) or the runtime's table (client/api_table.h) does; 0.12 is ABI 11,
+//! table version 4.
+#define RCPPSPOOL_VERSION_MINOR 12
 //! The patch version: fixes that change neither the ABI nor the table.
 #define RCPPSPOOL_VERSION_PATCH 0
 //! The version as text: "major.minor.patch".
-#define RCPPSPOOL_VERSION_STRING "0.11.0"
+#define RCPPSPOOL_VERSION_STRING "0.12.0"
 //! The version as one number that orders as versions do:
 //! major * 1,000,000 + minor * 1,000 + patch.
 #define RCPPSPOOL_VERSION_NUMBER \

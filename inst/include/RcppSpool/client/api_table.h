@@ -204,10 +204,18 @@ struct ApiTable {
     //! given no buffer (`message` null; every entry of version 3 allows it,
     //! so that hot calls keep no buffer in their callers' frames).
     void (*lastMessage)(char* message, std::size_t messageSize);
+
+    // -- version 4: the timeline (RcppSpool::TraceZone) --
+    //! A zone begins: the runtime's clock in nanoseconds if a timeline is
+    //! being recorded, else 0 (then the zone costs nothing more).
+    std::int64_t (*traceZoneBegin)();
+    //! The zone that began at `start` (nonzero) ends on the calling thread:
+    //! a span named `name` (copied, cut to 31 bytes) in the recording.
+    void (*traceZoneEnd)(const char* name, std::int64_t start);
 };
 
 //! The version of the table these headers know.
-constexpr std::uint32_t kApiVersion = 3;
+constexpr std::uint32_t kApiVersion = 4;
 
 }  // namespace client
 }  // namespace RCPPSPOOL_ABI

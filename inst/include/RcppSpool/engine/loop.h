@@ -19,6 +19,7 @@
 #include "host_hooks.h"
 #include "range_body.h"
 #include "scheduler.h"
+#include "trace.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -457,11 +458,13 @@ private:
             const bool timed = service || grain.timeNext(full);
             if (timed && !t0IsNow) t0 = std::chrono::steady_clock::now();
             t0IsNow = false;
+            const std::int64_t traced = traceId_ ? trace::now() : 0;
             try {
                 runRange(b, e);
             } catch (...) {
                 ctx_.fail(std::current_exception());
             }
+            if (traced) trace::record(trace::kChunk, traceId_, traced);
             finished += e - b;
             if (!timed) continue;
             // The piece that used up its run sizes no next piece there: no
@@ -521,6 +524,9 @@ private:
     const std::ptrdiff_t minChunk_;
     const std::ptrdiff_t pieces_;  // ceil((end - begin) / minChunk_)
     const int nRuns_;  // one a participant
+    // The loop's number in a timeline being recorded, else 0: read per
+    // piece (a field beside the others), not the global flag.
+    const std::uint64_t traceId_ = trace::loopId();
     std::unique_ptr<Run[]> heapRuns_;  // only for more than kInlineRuns
     Run inlineRuns_[kInlineRuns];
 };

@@ -26,6 +26,8 @@ enum class Slot : int {
     forkGeneration,  //!< std::atomic<unsigned>
     globalPool,      //!< runtime::Pool
     serviceRequests, //!< engine::ServiceRequests (since ABI 3)
+    trace,           //!< engine::trace::State (a timeline's recording)
+    traceRecording,  //!< std::atomic<std::uint32_t> (nonzero while recording)
     count
 };
 
@@ -34,6 +36,7 @@ enum class ThreadSlot : int {
     frame,          //!< engine::Frame* (what the thread runs)
     worker,         //!< engine::WorkerTls (whose worker the thread is)
     outsideToken,   //!< char (the thread's identity among live threads)
+    trace,          //!< engine::trace::detail::Holder (the thread's timeline buffer)
     count
 };
 

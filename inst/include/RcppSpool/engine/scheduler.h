@@ -168,6 +168,8 @@ public:
     void execute(Task& t, Worker* const self);
     //! execute()'s body, for the callers that inline it.
     [[gnu::always_inline]] void run(Task& t, Worker* const self);
+    //! Runs a task as run() does, as a span of the timeline being recorded (trace.h).
+    static void runRecorded(Task& t, Context* c, Worker* self) noexcept;
 
     //! execute() of a copy of `t` (submit() without workers). Out of line: a
     //! copy inlined into submit() made every push dearer (72 -> 77

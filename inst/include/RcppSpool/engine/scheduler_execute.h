@@ -11,6 +11,7 @@
 #include "host_hooks.h"
 #include "scheduler.h"
 #include "task.h"
+#include "trace.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -60,16 +61,41 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
         Frame*& current = currentFrame();
         Frame frame{this, c, c ? c : &root_, nullptr, current};
         current = &frame;
-        try {
-            t.run();
-        } catch (...) {
-            if (c) c->fail(std::current_exception());
+        // While a timeline records, out of line: here a load and a branch
+        // (callgrind, fib: +3.4 instructions a spawn; +6.2 with the start
+        // time read here and kept across the call).
+        if (trace::recording()) {
+            runRecorded(t, c, self);
+        } else {
+            try {
+                t.run();
+            } catch (...) {
+                if (c) c->fail(std::current_exception());
+            }
         }
         current = frame.outer;
         if (frame.children) finish(frame.children);
     }
     bump(n.finished, self);
     finish(c);
+}
+
+// run()'s task while a timeline records: the task as a span. Its id is the
+// group or pool it counts in (the first context that is not a running
+// task's children). A loop's ticket (no context) is no span (its chunks
+// are), but says which worker the thread is.
+[[gnu::noinline, gnu::cold]] inline void Scheduler::runRecorded(Task& t, Context* c, Worker* self) noexcept
+{
+    const std::int64_t start = trace::now();
+    try {
+        t.run();
+    } catch (...) {
+        if (c) c->fail(std::current_exception());
+    }
+    const int worker = self ? static_cast<int>(self->index) : -1;
+    if (!c) return trace::noteWorker(worker);
+    while (c->owned() && c->parent()) c = c->parent();
+    trace::record(trace::kTask, reinterpret_cast<std::uintptr_t>(c), start, nullptr, worker);
 }
 
 template <class Body>

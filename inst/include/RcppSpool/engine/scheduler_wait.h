@@ -12,6 +12,7 @@
 #include "parking.h"
 #include "scheduler.h"
 #include "task.h"
+#include "trace.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -53,6 +54,8 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
         Task t;
         if (joinOwnOn(*w, done, [](const Task&) { return false; }, t) == OwnJoin::done) return true;
     }
+    // A timeline's span (if recording): the wait past that fast path.
+    trace::Span waiting(trace::kWait, key);
     // A borrower's thread from outside (a worker of the lender, waiting
     // in a call to this package's code) helps as a worker would: the
     // lender's threads may all be waiting so, with nobody left to serve

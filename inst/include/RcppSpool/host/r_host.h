@@ -15,6 +15,7 @@
 #include <Rversion.h>
 
 #include "../engine/host_hooks.h"
+#include "../engine/trace.h"
 #include "main_calls.h"
 #include "main_thread.h"
 #include "output_queue.h"
@@ -134,6 +135,7 @@ inline void runMainCalls()
 //! run the calls other threads handed to it.
 inline void service()
 {
+    engine::trace::Span span(engine::trace::kMain, nullptr);  // a timeline's (if recording and not a mere poll)
     engine::serviceRequests().pending.store(false, std::memory_order_seq_cst);
     releaseOutput();
     if (RedrawFn redraw = redrawHook().load(std::memory_order_acquire)) redraw();
@@ -148,6 +150,7 @@ inline void service()
 //! follows carries no message).
 inline void afterBlockingCall()
 {
+    engine::trace::Span span(engine::trace::kMain, nullptr);
     runMainCalls();
     releaseOutput();
     if (RedrawFn redraw = redrawHook().load(std::memory_order_acquire)) redraw();

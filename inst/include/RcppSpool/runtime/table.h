@@ -9,6 +9,7 @@
 #include "loop_entries.h"
 #include "task_entries.h"
 #include "thread_counts.h"
+#include "trace_entries.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -25,7 +26,9 @@ RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
                                         &poolParallelFor, &prefersCallerRuns, &futureCompleted, &futureJoinOwn,
                                         &futureWait, &futureAbandon, &groupWait, &groupCancel, &groupCancelled,
                                         &groupClose, &currentWorkerIndex, &endBlockingCall,
-                                        &interruptFlag, &lastMessage};
+                                        &interruptFlag, &lastMessage,
+                                        // version 4
+                                        &traceZoneBegin, &traceZoneEnd};
     return table;
 }
 
