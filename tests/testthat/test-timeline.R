@@ -83,6 +83,21 @@ timeline_build <- function(dir, lib, name, code, include = NULL) {
 
 timeline_client <- function(name) loadNamespace(name, lib.loc = timeline_clients())
 
+test_that("a worker is named as one, also when the recording stops as its loop ends", {
+  skip_on_cran()
+  # A worker was noted as one after its loop's ticket, which ends with the
+  # loop, when timeline() stops recording: "thread 2" in 2 of 20 timelines.
+  a <- timeline_client("spoolTimelineA")
+  threads <- max(2L, getThreads())
+  for (round in 1:20) {
+    tl <- timeline(a$sleep_loop(8, 2000, threads))
+    d <- as.data.frame(tl)
+    ran <- unique(d$thread[d$kind == "chunk" & d$thread > 0])
+    expect_true(all(startsWith(tl$threads[ran + 1L], "worker ")),
+                info = paste("round", round, ":", paste(tl$threads, collapse = ", ")))
+  }
+})
+
 test_that("chunk spans add up to the items' own time, every worker appears, two packages in one timeline", {
   skip_on_cran()
   a <- timeline_client("spoolTimelineA")
@@ -151,7 +166,10 @@ test_that("a package built against older headers (ABI 10): its loops on the runt
       "}"), include = abi10_headers(dir, "include-abi10"))
     timeline_cache$old <- TRUE
   }
-  old <- loadNamespace("spoolTimelineOld", lib.loc = lib)
+  # (The name in a variable: R CMD check looks a literal one up in the
+  # repositories, as a dependency of the tests, and warns offline.)
+  old_name <- "spoolTimelineOld"
+  old <- loadNamespace(old_name, lib.loc = lib)
   a <- timeline_client("spoolTimelineA")
   items <- NULL
   tl <- timeline(items <- old$sleep_loop(30, 2000, 2))

@@ -86,14 +86,19 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
 // are), but says which worker the thread is.
 [[gnu::noinline, gnu::cold]] inline void Scheduler::runRecorded(Task& t, Context* c, Worker* self) noexcept
 {
+    const int worker = self ? static_cast<int>(self->index) : -1;
+    // Before the task: a loop's ticket runs until the loop ends, and the
+    // recording may stop as it ends (timeline() around the loop); noted
+    // after it, the thread was named "thread 2", not "worker 1", in the
+    // demo's figure.
+    if (!c) trace::noteWorker(worker);
     const std::int64_t start = trace::now();
     try {
         t.run();
     } catch (...) {
         if (c) c->fail(std::current_exception());
     }
-    const int worker = self ? static_cast<int>(self->index) : -1;
-    if (!c) return trace::noteWorker(worker);
+    if (!c) return;
     while (c->owned() && c->parent()) c = c->parent();
     trace::record(trace::kTask, reinterpret_cast<std::uintptr_t>(c), start, nullptr, worker);
 }
