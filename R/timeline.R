@@ -230,7 +230,7 @@ print.summary.RcppSpool_timeline <- function(x, ...) {
   if (nrow(x$loops)) {
     cat(sprintf("\n%d loop%s:\n", nrow(x$loops), if (nrow(x$loops) > 1) "s" else ""))
     lp <- x$loops
-    shown <- head(lp[order(-lp$time), , drop = FALSE], 10)
+    shown <- lp[order(-lp$time), , drop = FALSE][seq_len(min(10L, nrow(lp))), , drop = FALSE]
     print(data.frame(loop = shown$id, threads = shown$threads, `time (s)` = signif(shown$time, 3),
                      imbalance = round(shown$imbalance, 2), check.names = FALSE), row.names = FALSE)
     if (nrow(lp) > 10) cat(sprintf("(the 10 longest of %d)\n", nrow(lp)))
