@@ -48,18 +48,6 @@ TEST(Trace, NothingIsRecordedWhileStopped)
     EXPECT_EQ(t.dropped, 0u);
 }
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 TEST(Trace, ChunksAddUpToTheItemsTime)
 {
     RcppSpool::ThreadPool pool(2);
@@ -75,11 +63,7 @@ TEST(Trace, ChunksAddUpToTheItemsTime)
     const double items = static_cast<double>(itemNs.load()) * 1e-9;
     const double chunks = total(t, trace::kChunk);
     EXPECT_GE(chunks, items * 0.999);
-    // A chunk also holds the loop's own work between its items (claims,
-    // clock reads), which ThreadSanitizer and AddressSanitizer make many
-    // times costlier: 1.18x the items' time in a TSan build on a loaded
-    // machine. The 10% is the plain build's (and the R test's) bound.
-    EXPECT_LE(chunks, items * (kSanitized ? 1.5 : 1.10));
+    EXPECT_LE(chunks, items * 1.10);
     std::set<int> threads;
     for (const auto& x : t.spans)
         if (x.kind == trace::kChunk) threads.insert(x.thread);
