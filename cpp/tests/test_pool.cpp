@@ -375,8 +375,9 @@ TEST(ParallelFor, RsMainThreadLeavesALongLoopToTheWorkers)
 TEST(ParallelFor, RsMainThreadSleepsWhileTheWorkersRunTheLoopItLeft)
 {
     // Once R's main thread has left a loop to the workers, they fill every
-    // core: its wait must not spin or yield, which takes a core's time from
-    // the work. It wakes only to serve R (every 10 ms) and at the end.
+    // core: its wait must be spent asleep, not computing or spinning, which
+    // would take a core's time from the work. It wakes to serve R (every
+    // 10 ms; a short spin and a few yields each time) and at the end.
     if (test_platform::underWine()) GTEST_SKIP() << "wine's thread CPU clock is coarse";
     RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
     test_service::AsServiceThread service;

@@ -632,12 +632,11 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
         // (if one did) may take its place now.
         outside.leave();
         loop->inviteForCallersPlace();
-        // The caller waits, serving R, asleep: the workers have every core
-        // (see waitUntilOn()'s spinFirst). If nobody took its place
-        // meanwhile (every worker busy elsewhere, or the pool paused), it
-        // takes its place back and runs to the end, as before it left.
-        while (!s.waitUntilOn(true, static_cast<LoopBase*>(loop), done,
-                              std::chrono::steady_clock::now() + Scheduler::kServicePeriod * 2, false)) {
+        // The caller waits, serving R. If nobody took its place meanwhile
+        // (every worker busy elsewhere, or the pool paused), it takes its
+        // place back and runs to the end, as before it left.
+        while (!s.waitUntil(static_cast<LoopBase*>(loop), done,
+                            std::chrono::steady_clock::now() + Scheduler::kServicePeriod * 2)) {
             bool tookBack = false;
             s.withdraw([&](const Task& t) { return loop->isTicket(t) && (tookBack = true); });
             if (!tookBack) continue;

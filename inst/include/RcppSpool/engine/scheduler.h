@@ -99,16 +99,9 @@ public:
     //! waitUntil() for a caller that already knows whether it runs on the
     //! host's service thread (`service`: onServiceThread()), which costs a
     //! call of the host's hook in R.
-    //! `spinFirst`: spin and yield a while before sleeping, as a short wait
-    //! should; false for a wait that is known to be long while the pool's
-    //! threads fill every core (R's main thread after it left a loop to them:
-    //! see blockingFor()), where spinning and yielding would take a core from
-    //! the work (its CPU time in a loop of ~250 ms on 2 threads: 0.9-3.0 ms
-    //! spinning first, 0.7-1.7 ms not).
     template <class Done>
     bool waitUntilOn(bool service, const void* key, Done&& done,
-                     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
-                     bool spinFirst = true);
+                     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
     //! How joinOwn() ended.
     enum class OwnJoin {

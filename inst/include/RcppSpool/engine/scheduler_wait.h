@@ -38,7 +38,7 @@ inline bool Scheduler::waitUntilDoneOrInterrupted(bool service, const void* key,
 
 template <class Done>
 inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
-                                   std::chrono::steady_clock::time_point deadline, bool spinFirst)
+                                   std::chrono::steady_clock::time_point deadline)
 {
     const bool bounded = deadline != std::chrono::steady_clock::time_point::max();
     const bool inlined = inlineMode();
@@ -70,7 +70,7 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
     // until it finds work or returns.
     // (A helper's slot was vacant, and so counted hungry: the mark is its.)
     HungerMark hunger{hungry_, static_cast<bool>(helper)};
-    for (int spins = spinFirst ? 0 : kWaitSpins + kWaitYields;; ++spins) {
+    for (int spins = 0;; ++spins) {
         if (done()) {
             if (!w) trimOutside();
             return true;
@@ -113,7 +113,7 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
         if (service) slice = std::min<decltype(slice)>(slice, kServicePeriod);
         if (slice > slice.zero())
             sleepUntilDone(key, done, w != nullptr, std::chrono::duration_cast<std::chrono::nanoseconds>(slice));
-        if (spinFirst) spins = kWaitSpins;  // keep yielding between sleeps
+        spins = kWaitSpins;  // keep yielding between sleeps
     }
 }
 
