@@ -16,14 +16,23 @@
 
 namespace test_platform {
 
+#if defined(_WIN32)
+//! Kernel plus user time, in seconds, of what GetProcessTimes() or
+//! GetThreadTimes() gave (100 ns units).
+inline double cpuSecondsOf(const FILETIME& kernel, const FILETIME& user)
+{
+    auto s = [](const FILETIME& f) { return (double(f.dwHighDateTime) * 4294967296.0 + f.dwLowDateTime) * 1e-7; };
+    return s(kernel) + s(user);
+}
+#endif
+
 //! CPU seconds this process has used (std::clock() is wall time on Windows).
 inline double cpuSeconds()
 {
 #if defined(_WIN32)
     FILETIME created, exited, kernel, user;
     if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user)) return 0;
-    auto s = [](const FILETIME& f) { return (double(f.dwHighDateTime) * 4294967296.0 + f.dwLowDateTime) * 1e-7; };
-    return s(kernel) + s(user);
+    return cpuSecondsOf(kernel, user);
 #else
     return double(std::clock()) / CLOCKS_PER_SEC;
 #endif
@@ -35,8 +44,7 @@ inline double threadCpuSeconds()
 #if defined(_WIN32)
     FILETIME created, exited, kernel, user;
     if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user)) return 0;
-    auto s = [](const FILETIME& f) { return (double(f.dwHighDateTime) * 4294967296.0 + f.dwLowDateTime) * 1e-7; };
-    return s(kernel) + s(user);
+    return cpuSecondsOf(kernel, user);
 #else
     timespec t{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
