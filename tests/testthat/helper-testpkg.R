@@ -107,3 +107,17 @@ with_env <- function(vars, expr) {
   do.call(Sys.setenv, as.list(vars))
   force(expr)
 }
+
+# Installs the throwaway client package in `pkg` into `lib` with R CMD
+# INSTALL, the RcppSpool under test first in R_LIBS (so that LinkingTo finds
+# its headers) and without R CMD check's R_TESTS; stops with the output
+# (kept in `log`) if it fails.
+install_client <- function(pkg, lib, log) {
+  status <- with_env(c(R_LIBS = paste(unique(c(dirname(system.file(package = "RcppSpool")), .libPaths())),
+                                      collapse = .Platform$path.sep), R_TESTS = ""),
+                     system2(file.path(R.home("bin"), "R"),
+                             c("CMD", "INSTALL", "--no-test-load", "--no-docs", paste0("--library=", shQuote(lib)),
+                               shQuote(pkg)), stdout = log, stderr = log))
+  if (status != 0) stop("R CMD INSTALL ", basename(pkg), " failed:\n", paste(readLines(log), collapse = "\n"))
+  invisible(lib)
+}

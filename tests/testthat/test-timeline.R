@@ -72,13 +72,7 @@ timeline_build <- function(dir, lib, name, code, include = NULL) {
                                           if (is.null(include)) "" else paste0("-I", include, " "), name)),
              file.path(pkg, "src", "Makevars"))
   writeLines(code, file.path(pkg, "src", "client.cpp"))
-  log <- file.path(dir, paste0(name, ".log"))
-  status <- with_env(c(R_LIBS = paste(unique(c(dirname(system.file(package = "RcppSpool")), .libPaths())),
-                                      collapse = .Platform$path.sep), R_TESTS = ""),
-                     system2(file.path(R.home("bin"), "R"),
-                             c("CMD", "INSTALL", "--no-test-load", "--no-docs", paste0("--library=", shQuote(lib)),
-                               shQuote(pkg)), stdout = log, stderr = log))
-  if (status != 0) stop("R CMD INSTALL ", name, " failed:\n", paste(readLines(log), collapse = "\n"))
+  install_client(pkg, lib, file.path(dir, paste0(name, ".log")))
 }
 
 timeline_client <- function(name) loadNamespace(name, lib.loc = timeline_clients())

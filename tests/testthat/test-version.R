@@ -76,13 +76,7 @@ test_that("a package built against newer headers names both versions in its erro
                  "double threads() { return static_cast<double>(RcppSpool::defaultThreads()); }"),
                file.path(pkg, "src", "client.cpp"))
     Rcpp::compileAttributes(pkg)
-    log <- file.path(dir, paste0(name, ".log"))
-    status <- with_env(c(R_LIBS = paste(unique(c(dirname(system.file(package = "RcppSpool")), .libPaths())),
-                                        collapse = .Platform$path.sep), R_TESTS = ""),
-                       system2(file.path(R.home("bin"), "R"),
-                               c("CMD", "INSTALL", "--no-test-load", "--no-docs", paste0("--library=", shQuote(lib)),
-                                 shQuote(pkg)), stdout = log, stderr = log))
-    if (status != 0) stop("R CMD INSTALL ", name, " failed:\n", paste(readLines(log), collapse = "\n"))
+    install_client(pkg, lib, file.path(dir, paste0(name, ".log")))
   }
   client("spoolNewer", newer)
   client("spoolTable", table)
