@@ -15,8 +15,12 @@
 #' Each thread keeps its spans in a buffer of its own, of at most `events`
 #' spans; what does not fit is counted and reported by `summary()` as
 #' dropped. Pieces of one loop that a thread runs back to back are one chunk
-#' span (their count is kept). While nothing records, a loop or a task pays
-#' one load of a flag.
+#' span (their count is kept). A task that runs inside two others on its
+#' thread (fine-grained recursion: a task spawns tasks that spawn tasks) is
+#' no span of its own: it is counted in the span of the task it ran in (the
+#' column `pieces`), whose time holds its time; recording a task costs two
+#' reads of the clock, as much as a ~30 ns task. While nothing records, a
+#' loop or a task pays one load of a flag.
 #'
 #' Only one recording runs at a time: `timeline()` inside another, or
 #' `timeline_start()` while one runs, is an error that leaves the running
@@ -30,7 +34,8 @@
 #' @return `timeline()` and `timeline_stop()`: an object of class
 #'   `RcppSpool_timeline`, a list with `value` (what `expr` returned; `NULL`
 #'   for `timeline_stop()`), `spans` (one row per span, as `as.data.frame()`
-#'   gives, and `pieces`: loop pieces merged into a chunk span), `threads`
+#'   gives, and `pieces`: loop pieces merged into a chunk span, or a task
+#'   and the tasks counted in its span), `threads`
 #'   (thread names, the first for thread 0), `seconds` (the recording's
 #'   length) and `dropped`. `timeline_start()` returns `NULL` invisibly.
 #' @seealso [summary.RcppSpool_timeline()], [plot.RcppSpool_timeline()],
@@ -193,7 +198,7 @@ summary.RcppSpool_timeline <- function(object, ...) {
   threads$busy_share <- if (wall > 0) threads$busy / wall else NA_real_
   threads$idle_share <- 1 - threads$busy_share
   threads$chunks <- vapply(threads$thread, function(t) sum(s$pieces[s$thread == t & s$kind == "chunk"]), 0)
-  threads$tasks <- vapply(threads$thread, function(t) sum(s$thread == t & s$kind == "task"), 0)
+  threads$tasks <- vapply(threads$thread, function(t) sum(s$pieces[s$thread == t & s$kind == "task"]), 0)
   # The threads that could run at once: those that appear, at most the cores.
   cores <- if (is.null(object$cores) || is.na(object$cores)) n else object$cores
   chunks <- s[s$kind == "chunk", , drop = FALSE]

@@ -102,6 +102,45 @@ TEST(Trace, TasksOfANestedGroupAndZonesAppear)
     EXPECT_EQ(t.threadNames.at(0), "main thread");
 }
 
+// Fine-grained recursion: tasks deeper than kRecordedTaskDepth in tasks on
+// one thread are no spans of their own, but each task is counted once, in
+// the span of its nearest recorded ancestor (none twice: a recorded task's
+// count leaves out what a recorded task inside it counts).
+int fibTasks(int n, std::atomic<long>& ran)
+{
+    ran.fetch_add(1, std::memory_order_relaxed);
+    if (n < 2) return n;
+    int a = 0, b = 0;
+    RcppSpool::TaskGroup g;
+    g.run([&] { a = fibTasks(n - 1, ran); });
+    g.run([&] { b = fibTasks(n - 2, ran); });
+    g.wait();
+    return a + b;
+}
+
+TEST(Trace, DeepTasksAreCountedInTheirRecordedAncestorsSpan)
+{
+    for (int round = 0; round < 5; ++round) {
+        std::atomic<long> ran{0};
+        RcppSpool::timelineStart();
+        EXPECT_EQ(fibTasks(18, ran), 2584);
+        const Timeline t = RcppSpool::timelineStop();
+        const long tasks = ran.load() - 1;  // every call but the first is a task
+        long counted = 0, spans = 0;
+        for (const auto& x : t.spans)
+            if (x.kind == trace::kTask) {
+                counted += x.count;
+                ++spans;
+            }
+        EXPECT_EQ(counted, tasks);
+        // Not a span a task: a thread records the tasks it runs at depth 0
+        // and 1 (a stolen one, the ones it spawns), counts the rest.
+        EXPECT_LT(spans, tasks / 2) << "of " << tasks << " tasks";
+        EXPECT_GE(spans, 2);
+        EXPECT_EQ(t.dropped, 0u);
+    }
+}
+
 TEST(Trace, StartAndStopRefuseMisuse)
 {
     EXPECT_THROW(RcppSpool::timelineStop(), std::logic_error);

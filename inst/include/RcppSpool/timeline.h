@@ -22,7 +22,9 @@ inline namespace RCPPSPOOL_ABI {
 //! recording, then 1, 2, ...), `kind` (engine::trace::Kind: chunk, task,
 //! wait, main, zone), `start` and `end` in seconds since the recording
 //! began, `id` (the loop, pool or group), `count` (loop pieces merged into
-//! a chunk span) and `label` (a zone's name).
+//! a chunk span; for a task, itself and the tasks deeper than
+//! engine::trace::kRecordedTaskDepth in tasks that ran inside it, which are
+//! no spans of their own) and `label` (a zone's name).
 using TimelineSpan = engine::trace::Spanned;
 //! A finished recording: `spans` (by thread, then start), `threadNames`,
 //! `seconds` (its length) and `dropped` (events beyond a thread's buffer).

@@ -83,7 +83,9 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
 // run()'s task while a timeline records: the task as a span. Its id is the
 // group or pool it counts in (the first context that is not a running
 // task's children). A loop's ticket (no context) is no span (its chunks
-// are), but says which worker the thread is.
+// are), but says which worker the thread is. A task deeper than
+// trace::kRecordedTaskDepth in tasks on this thread is counted in its
+// recorded ancestor's span.
 [[gnu::noinline, gnu::cold]] inline void Scheduler::runRecorded(Task& t, Context* c, Worker* self) noexcept
 {
     const int worker = self ? static_cast<int>(self->index) : -1;
@@ -91,16 +93,35 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     // recording may stop as it ends (timeline() around the loop); noted
     // after it, the thread was named "thread 2", not "worker 1", in the
     // demo's figure.
-    if (!c) trace::noteWorker(worker);
-    const std::int64_t start = trace::now();
+    if (!c) {
+        trace::noteWorker(worker);
+        try {
+            t.run();
+        } catch (...) {
+        }
+        return;
+    }
+    // Deeper than kRecordedTaskDepth, counted only: no clock, no event.
+    trace::detail::TaskNesting& n = trace::detail::taskNesting();
+    const bool spanned = n.depth < trace::kRecordedTaskDepth;
+    const std::uint32_t before = n.unrecorded;
+    const std::int64_t start = spanned ? trace::now() : 0;
+    ++n.depth;
     try {
         t.run();
     } catch (...) {
-        if (c) c->fail(std::current_exception());
+        c->fail(std::current_exception());
     }
-    if (!c) return;
+    --n.depth;
+    if (!spanned) {
+        ++n.unrecorded;
+        return;
+    }
+    // The unrecorded tasks it ran are its own, not also its recorded ancestor's.
+    const std::uint32_t below = n.unrecorded - before;
+    n.unrecorded = before;
     while (c->owned() && c->parent()) c = c->parent();
-    trace::record(trace::kTask, reinterpret_cast<std::uintptr_t>(c), start, nullptr, worker);
+    trace::record(trace::kTask, reinterpret_cast<std::uintptr_t>(c), start, nullptr, worker, 1 + below);
 }
 
 template <class Body>
