@@ -11,7 +11,7 @@ LIB=$PWD/.Rlib
 BUILD=$PWD/build
 RESULTS=$BUILD/results
 mkdir -p "$LIB" "$RESULTS"
-rm -f "$RESULTS"/*.count "$RESULTS"/*.failures "$RESULTS"/*.reruns
+rm -f "$RESULTS"/*.count "$RESULTS"/*.failures
 export R_LIBS="$LIB${R_LIBS:+:$R_LIBS}"
 # The randomized engine stress (and the memory test's random bursts) runs this
 # long in each C++ build (3 builds: half a minute in all); `make soak` sets it
@@ -200,20 +200,9 @@ run_toolchains() {
       [ -x "$exe" ] && [ -f "$exe" ] || continue
       local base; base=$(basename "$exe")
       names+=("${base%.exe}")
-      local try
-      for try in 1 2; do
-        (cd "$dir" && RCPPSPOOL_STRESS_SECONDS=${RCPPSPOOL_TOOLCHAIN_STRESS_SECONDS:-5} \
-          run_logged "gtest-${base%.exe}.log" timeout 600 "${wine[@]}" "./$base" --gtest_brief=1 \
-            --gtest_output="json:gtest-${base%.exe}.json" </dev/null)
-        # Under wine a binary has twice left no report (CI, on the suites
-        # that write most from many threads) where 40 rounds of the whole
-        # suite here, idle, loaded, piped and on a fresh prefix, gave none:
-        # it runs once more, and the first run's end is shown at the end of
-        # the whole run (a failure of the rerun counts as usual).
-        [ $onwine = 1 ] && [ $try = 1 ] && [ ! -f "$dir/gtest-${base%.exe}.json" ] || break
-        { echo "${base%.exe} left no report under wine, rerun once; the first run's last lines:"
-          tail -15 "$dir/gtest-${base%.exe}.log" | sed 's/^/   | /'; } | tee -a "$RESULTS/cpp-$name.reruns"
-      done
+      (cd "$dir" && RCPPSPOOL_STRESS_SECONDS=${RCPPSPOOL_TOOLCHAIN_STRESS_SECONDS:-5} \
+        run_logged "gtest-${base%.exe}.log" timeout 600 "${wine[@]}" "./$base" --gtest_brief=1 \
+          --gtest_output="json:gtest-${base%.exe}.json" </dev/null)
     done
     [ $onwine = 1 ] && env WINEPREFIX="$WINE_PREFIX" wineserver -k 2>/dev/null
     # (Exit statuses under wine say little: a binary without a report failed.)
@@ -259,10 +248,6 @@ done
 # What failed, last, where a log's tail shows it.
 for f in "$RESULTS"/*.failures; do
   [ -s "$f" ] && sed "s/^/FAILED $(basename "$f" .failures): /" "$f"
-done
-# Binaries rerun under wine (run_toolchains): not failures, but shown.
-for f in "$RESULTS"/*.reruns; do
-  [ -s "$f" ] && sed "s/^/RERUN $(basename "$f" .reruns): /" "$f"
 done
 echo "(all suites: $((SECONDS / 60)) min $((SECONDS % 60)) s)"
 echo "$passed passed, $failed failed"
