@@ -242,17 +242,20 @@ private:
     //! After growing, one full piece in kRetime is timed (see Grain).
     static constexpr int kRetime = 8;
     //! How long R's main thread (the host's service thread) runs a loop it
-    //! called before it leaves the rest to the pool's workers and only
-    //! waits, serving R (see blockingFor()). A short loop stays on the
-    //! caller, as cheap as ever; a long one leaves R's main thread free, so
-    //! that the loop's bodies do not run on it. There, memory that a body
-    //! allocates and frees comes from glibc's main heap, which gives freed
-    //! memory back to the system at once and faults it in again at the next
-    //! allocation: a migrated mvrsquared's main thread spent ~0.045 s of
-    //! system time a call in page faults for the 37-44% of the rows it ran
-    //! (0.13 s against 0.086 s for RcppThread's original, whose pool threads
-    //! ran every row), and Ctrl-C, output and progress waited for the piece
-    //! in flight.
+    //! called, with other participants, before it leaves the rest to the
+    //! pool's workers and only waits, serving R (see blockingFor()). A short
+    //! loop stays on the caller, as cheap as ever; a long one leaves R's main
+    //! thread free to answer output, progress and Ctrl-C at once, not after
+    //! its piece in flight. (It was also meant to keep bodies that allocate
+    //! out of glibc's main heap, which gives freed memory back at once; a
+    //! migrated mvrsquared's page faults turned out to be its serial code's,
+    //! the same whether or not R's main thread runs rows: 14,813 a call
+    //! either way.) A loop of one participant is never left: the move would
+    //! only hand the same serial work to a worker, whose glibc arena costs
+    //! every free() an arena lookup (parallelDist's body at 1 thread, by
+    //! callgrind: 437.1 M instructions on a worker, 429.1 M on R's main
+    //! thread, oneTBB's original 429.6 M), while R's main thread serves R
+    //! between its pieces anyway.
     static constexpr std::chrono::microseconds kCallerLeavesAfter{200};
 
     //! `i` rounded up to a multiple of kAlignment (negative indexes too;
@@ -601,8 +604,8 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
 {
     if (end <= begin) return endBlockingCall(nullptr);
     const std::size_t participants = std::max<std::size_t>(1, std::min(nThreads, s.concurrency()));
-    // R's main thread leaves a long loop to the workers (see kCallerLeavesAfter).
-    const bool mayLeave = !s.inlineMode() && s.isServiceThread();
+    // R's main thread leaves a long loop to the other participants (see kCallerLeavesAfter).
+    const bool mayLeave = participants > 1 && !s.inlineMode() && s.isServiceThread();
     // Iterations on workers push as the caller would (its own iterations do).
     Context* counted = participants > 1 || mayLeave ? s.contextForNewWork() : nullptr;
     auto* loop = new IndexLoop<F&>(f, s, begin, end, participants, nBatches, Scheduler::enclosingContext(), counted);
