@@ -84,11 +84,11 @@ extern "C" const void* RcppSpool_lender(unsigned minVersion)
 }
 
 //! The C-callable "RcppSpool_api": the runtime's entry points for clients
-//! (inst/include/RcppSpool/client/api_table.h), if this runtime's table is
+//! (inst/include/RcppSpool/table/api_table.h), if this runtime's table is
 //! of version `minVersion` or later, else null. This signature never changes.
 extern "C" const void* RcppSpool_api(unsigned minVersion)
 {
-    const rs::client::ApiTable& table = rs::runtime::apiTable();
+    const rs::table::ApiTable& table = rs::runtime::apiTable();
     return table.version >= minVersion ? &table : nullptr;
 }
 
@@ -119,7 +119,7 @@ SEXP runtimeInfo()
         return native::namedList({"abi", "api", "pool"}, [](std::size_t i) {
             switch (i) {
             case 0: return Rf_ScalarInteger(RCPPSPOOL_ABI_VERSION);
-            case 1: return Rf_ScalarInteger(static_cast<int>(rs::client::kApiVersion));
+            case 1: return Rf_ScalarInteger(static_cast<int>(rs::table::kApiVersion));
             default:
                 return native::strings(
                     {std::to_string(reinterpret_cast<std::uintptr_t>(&rs::runtime::Pool::global()))});

@@ -9,7 +9,7 @@
 # Public: every name declared in namespace RcppSpool (its inline namespaces
 # included, and RcppSpool::RcppParallel) in inst/include/RcppSpool/*.h, and
 # the public members of its public classes; not the internals under
-# engine/, host/, runtime/ and client/, nor namespaces named detail or
+# engine/, host/, runtime/, client/ and table/, nor namespaces named detail or
 # *_detail, nor private and protected members. A name is documented when a
 # `//!` comment stands right before one of its declarations (overloads share
 # one); the members of an iterator class (the iterator protocol) are not
@@ -330,7 +330,7 @@ out <- c(
   paste("Every public name of namespace `RcppSpool`, as the headers declare and document it,",
         "grouped by topic. `#include <RcppSpool.h>` declares all of them",
         "(`<RcppSpool/RcppParallel.h>` adds `RcppSpool::RcppParallel`).",
-        "Names under `RcppSpool/engine/`, `host/`, `runtime/` and `client/` are the library's",
+        "Names under `RcppSpool/engine/`, `host/`, `runtime/`, `client/` and `table/` are the library's",
         "internals and are not listed. `vignette(\"RcppSpool\")` shows how the pieces fit together."),
   ""
 )

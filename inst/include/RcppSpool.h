@@ -40,7 +40,7 @@
 // RCPPSPOOL_IMPLEMENTATION compiles it, and its table (client/api.h).
 #if defined(RCPPSPOOL_STANDALONE) && defined(RCPPSPOOL_SEPARATE_RUNTIME) && defined(RCPPSPOOL_IMPLEMENTATION)
 #include "RcppSpool/runtime/table.h"
-const RcppSpool::client::ApiTable& RcppSpool::client::separateRuntimeApi() noexcept
+const RcppSpool::table::ApiTable& RcppSpool::client::separateRuntimeApi() noexcept
 {
     return RcppSpool::runtime::apiTable();
 }

@@ -35,7 +35,7 @@ TEST(SeparateRuntime, LoopsRunThroughTheProgramsOneRuntime)
     });
     EXPECT_EQ(nested.load(), 800);
     EXPECT_EQ(&RcppSpool::client::api(), &RcppSpool::client::separateRuntimeApi());
-    EXPECT_EQ(RcppSpool::client::api().version, RcppSpool::client::kApiVersion);
+    EXPECT_EQ(RcppSpool::client::api().version, RcppSpool::table::kApiVersion);
 }
 
 TEST(SeparateRuntime, ErrorsComeBackAsTheyWereThrown)

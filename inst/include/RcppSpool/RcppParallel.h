@@ -157,7 +157,7 @@ inline long resolveValue(const char* name, long requested, long fallback)
 inline std::size_t resolveThreads(int numThreads)
 {
     const long n = resolveValue("RCPP_PARALLEL_NUM_THREADS", numThreads, -1);
-    return n > 0 ? static_cast<std::size_t>(n) : ::RcppSpool::client::kAutoThreads;
+    return n > 0 ? static_cast<std::size_t>(n) : ::RcppSpool::table::kAutoThreads;
 }
 
 //! The grain size for a call given `grainSize` (at least 1).
@@ -192,7 +192,7 @@ inline std::size_t leafBegin(std::size_t n, std::size_t leaves, std::size_t k)
 inline int defaultNumThreads()
 {
     const std::size_t n = detail::resolveThreads(-1);
-    return static_cast<int>(n == ::RcppSpool::client::kAutoThreads ? ::RcppSpool::defaultThreads() : n);
+    return static_cast<int>(n == ::RcppSpool::table::kAutoThreads ? ::RcppSpool::defaultThreads() : n);
 }
 
 //! Runs `worker(b, e)` over pieces [b, e) that cover [begin, end), on up to

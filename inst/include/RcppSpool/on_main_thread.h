@@ -36,7 +36,7 @@ namespace detail {
 
 //! The queued call: `call`, and the state its Future waits on.
 template <class R, class Call>
-struct MainThreadCall final : client::MainCall {
+struct MainThreadCall final : table::MainCall {
     Call call;
     client::FutureState<R>* state;  // one reference held here
 
@@ -74,14 +74,14 @@ struct MainThreadCall final : client::MainCall {
         client::interruptFlag().store(true, std::memory_order_relaxed);  // the runtime's: every wait sees it
         state->fail(engine::interruptError());
     }
-    static void runIt(client::MainCall* c)
+    static void runIt(table::MainCall* c)
     {
         auto* self = static_cast<MainThreadCall*>(c);
         self->runHere();
         self->state->release();
         delete self;
     }
-    static void cancelIt(client::MainCall* c)
+    static void cancelIt(table::MainCall* c)
     {
         auto* self = static_cast<MainThreadCall*>(c);
         self->state->cancel();

@@ -34,11 +34,11 @@ public:
     {
         if (Format* f = format()) {
             f->stream << value;
-            f->handOver(stream_, client::kWritePiece);
+            f->handOver(stream_, table::kWritePiece);
         } else {
             Format late;  // the thread ends, its Formats are gone (see format())
             late.stream << value;
-            late.handOver(stream_, client::kWritePiece);
+            late.handOver(stream_, table::kWritePiece);
         }
         return *this;
     }
@@ -50,11 +50,11 @@ public:
                            manip == static_cast<std::ostream& (*)(std::ostream&)>(std::endl);
         if (Format* f = format()) {
             manip(f->stream);
-            f->handOver(stream_, flush ? client::kWriteFlush : client::kWritePiece);
+            f->handOver(stream_, flush ? table::kWriteFlush : table::kWritePiece);
         } else {
             Format late;
             manip(late.stream);
-            late.handOver(stream_, flush ? client::kWriteFlush : client::kWritePiece);
+            late.handOver(stream_, flush ? table::kWriteFlush : table::kWritePiece);
         }
         return *this;
     }
@@ -62,7 +62,7 @@ public:
     //! Hands over the calling thread's unfinished line, if any (as a flush
     //! would). Thread calls it when its function returns, so that text
     //! without a final newline is not lost with the thread.
-    void flushThisThread() const { client::writeText(stream_, "", 0, client::kWriteFlush); }
+    void flushThisThread() const { client::writeText(stream_, "", 0, table::kWriteFlush); }
 
 private:
     //! The characters of one `<<`, handed over from where they were written

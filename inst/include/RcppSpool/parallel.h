@@ -39,12 +39,12 @@ inline namespace RCPPSPOOL_ABI {
 //!         for (std::ptrdiff_t i = b; i < e; ++i) y[i] = a * x[i] + y[i];
 //!     });
 //!
-//! nThreads' default, client::kAutoThreads, means defaultThreads(), which
+//! nThreads' default, table::kAutoThreads, means defaultThreads(), which
 //! the runtime reads when the loop starts: the loop itself is the runtime's
-//! code, compiled once (see client/api_table.h); what this template compiles
+//! code, compiled once (see table/api_table.h); what this template compiles
 //! in the caller is the body's chunk loop and one call.
 template <class F>
-void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F&& f, std::size_t nThreads = client::kAutoThreads,
+void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F&& f, std::size_t nThreads = table::kAutoThreads,
                  std::size_t nBatches = 0)
 {
     client::parallelFor(begin, end, f, nThreads, nBatches);
@@ -52,7 +52,7 @@ void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F&& f, std::size_t nT
 
 //! Runs `f(item)` for every element of `items`, as parallelFor.
 template <class I, class F>
-void parallelForEach(I& items, F&& f, std::size_t nThreads = client::kAutoThreads, std::size_t nBatches = 0)
+void parallelForEach(I& items, F&& f, std::size_t nThreads = table::kAutoThreads, std::size_t nBatches = 0)
 {
     auto body = [&items, &f](std::ptrdiff_t i) { f(items[i]); };
     parallelFor(0, static_cast<std::ptrdiff_t>(std::size(items)), body, nThreads, nBatches);

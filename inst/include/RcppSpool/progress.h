@@ -461,12 +461,12 @@ private:
             if (!cliBar_) return;  // nothing was drawn (cli shows nothing for quick work either)
             const std::size_t c = it_.load(std::memory_order_acquire);
             const bool complete = c >= numIt_ && !isDone_.load(std::memory_order_relaxed);
-            struct Finish final : client::MainCall {
+            struct Finish final : table::MainCall {
                 std::unique_ptr<host::CliBar> bar;
                 std::size_t total;
                 std::string name;
                 bool complete;
-                static void runIt(client::MainCall* m)
+                static void runIt(table::MainCall* m)
                 {
                     std::unique_ptr<Finish> self(static_cast<Finish*>(m));
                     if (self->complete)
@@ -498,7 +498,7 @@ private:
     //! output of workers.
     void emit(const std::string& text)
     {
-        client::writeText(stream_.load(std::memory_order_relaxed), text.data(), text.size(), client::kWriteWhole);
+        client::writeText(stream_.load(std::memory_order_relaxed), text.data(), text.size(), table::kWriteWhole);
     }
 
     //! "100% (done)" or "37%  (~2s remaining)", with the elapsed time if

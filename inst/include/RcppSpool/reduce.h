@@ -31,10 +31,10 @@ struct MapsRanges<Map, std::void_t<decltype(std::declval<Map&>()(std::ptrdiff_t{
 //! `identity`), and the block results are folded left to right. `map` may
 //! instead take a range, `map(a, b)`, returning the value of [a, b).
 //! An empty range gives `identity`. Any nThreads is allowed; the default,
-//! client::kAutoThreads, means defaultThreads().
+//! table::kAutoThreads, means defaultThreads().
 template <class T, class Map, class Combine>
 T parallelReduce(std::ptrdiff_t begin, std::ptrdiff_t end, T identity, Map&& map, Combine&& combine,
-                 std::size_t nThreads = client::kAutoThreads)
+                 std::size_t nThreads = table::kAutoThreads)
 {
     if (end <= begin) return identity;
     const std::ptrdiff_t n = end - begin;

@@ -8,7 +8,7 @@
 
 #include "client/api.h"
 #include "client/calls.h"
-#include "client/task_unit.h"
+#include "client/make_task.h"
 #include "thread_pool.h"
 
 namespace RcppSpool {
@@ -43,9 +43,9 @@ public:
     template <class F>
     void run(F&& f)
     {
-        client::TaskUnit task = client::makeTask(std::forward<F>(f));
-        const int status = RCPPSPOOL_API(submit)(pool_, client::kSubmitToGroup, storage_, &task, nullptr, 0);
-        if (status != client::kOk) client::discardAndThrow(task, status);
+        table::TaskUnit task = client::makeTask(std::forward<F>(f));
+        const int status = RCPPSPOOL_API(submit)(pool_, table::kSubmitToGroup, storage_, &task, nullptr, 0);
+        if (status != table::kOk) client::discardAndThrow(task, status);
     }
 
     //! Waits for all tasks run so far; rethrows the first exception. The group
@@ -74,7 +74,7 @@ private:
     }
 
     void* pool_;
-    alignas(client::kGroupAlign) unsigned char storage_[client::kGroupBytes];
+    alignas(table::kGroupAlign) unsigned char storage_[table::kGroupBytes];
 };
 
 }  // namespace RCPPSPOOL_ABI

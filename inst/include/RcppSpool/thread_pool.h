@@ -16,7 +16,7 @@
 #include "client/api.h"
 #include "client/calls.h"
 #include "client/future_state.h"
-#include "client/task_unit.h"
+#include "client/make_task.h"
 #include "cores.h"
 #include "engine/range_body.h"
 #include "future.h"
@@ -104,7 +104,7 @@ using ResultOf = typename std::conditional_t<
 class ThreadPool {
 public:
     //! A pool with defaultThreads() workers.
-    ThreadPool() : ThreadPool(client::kAutoThreads) {}
+    ThreadPool() : ThreadPool(table::kAutoThreads) {}
     //! A pool with `nWorkers` workers (0 to 1024); 0 runs every task inline
     //! on the caller.
     explicit ThreadPool(std::size_t nWorkers)
@@ -139,7 +139,7 @@ public:
     template <class F, class... Args>
     void push(F&& f, Args&&... args)
     {
-        submit(client::kSubmitPush, client::makeTask(detail::bind(std::forward<F>(f), std::forward<Args>(args)...)));
+        submit(table::kSubmitPush, client::makeTask(detail::bind(std::forward<F>(f), std::forward<Args>(args)...)));
     }
 
     //! Queues `f(args...)` and returns a Future for its result.
@@ -152,7 +152,7 @@ public:
         // Two references: the task's and the Future's.
         auto* state = new client::FutureState<R>(pool_, 2, client::inlineOpOf<Computes>());
         Future<R> future(state);
-        submit(client::kSubmitResult, client::makeTask(Computes{state, std::move(call)}));
+        submit(table::kSubmitResult, client::makeTask(Computes{state, std::move(call)}));
         return future;
     }
 
@@ -201,7 +201,7 @@ public:
     void join()
     {
         wait();
-        control(client::kPoolStopWorkers);
+        control(table::kPoolStopWorkers);
     }
 
     //! wait() for at most `d`; true if all work finished in time.
@@ -219,24 +219,24 @@ public:
     }
 
     //! While paused no task starts; running tasks go on. Pushing still works.
-    void pause() { control(client::kPoolPause); }
+    void pause() { control(table::kPoolPause); }
     //! Lets queued tasks start again.
-    void unpause() { control(client::kPoolUnpause); }
+    void unpause() { control(table::kPoolUnpause); }
     //! True while paused.
-    bool isPaused() const { return control(client::kPoolIsPaused) != 0; }
+    bool isPaused() const { return control(table::kPoolIsPaused) != 0; }
 
     //! The number of workers.
-    std::size_t getNumThreads() const { return control(client::kPoolNumThreads); }
+    std::size_t getNumThreads() const { return control(table::kPoolNumThreads); }
     //! Changes the number of workers (0 to 1024): waits for running tasks,
     //! keeps queued ones. Not callable from a task of this pool.
-    void setNumThreads(std::size_t n) { control(client::kPoolSetNumThreads, n); }
+    void setNumThreads(std::size_t n) { control(table::kPoolSetNumThreads, n); }
     //! The same as setNumThreads() (RcppThread's name).
     void resize(std::size_t n) { setNumThreads(n); }
 
     //! Tasks pushed and not started yet (including while paused).
-    std::size_t getTasksQueued() const { return control(client::kPoolTasksQueued); }
+    std::size_t getTasksQueued() const { return control(table::kPoolTasksQueued); }
     //! Tasks executing now.
-    std::size_t getTasksRunning() const { return control(client::kPoolTasksRunning); }
+    std::size_t getTasksRunning() const { return control(table::kPoolTasksRunning); }
     //! getTasksQueued() + getTasksRunning().
     std::size_t getTasksTotal() const { return getTasksQueued() + getTasksRunning(); }
 
@@ -259,7 +259,7 @@ private:
     template <class F>
     struct DetachedBody {
         F f;
-        static client::ErrorBox* chunk(void* self, std::ptrdiff_t b, std::ptrdiff_t e) noexcept
+        static table::ErrorBox* chunk(void* self, std::ptrdiff_t b, std::ptrdiff_t e) noexcept
         {
             try {
                 engine::runChunk(static_cast<DetachedBody*>(self)->f, b, e);
@@ -276,10 +276,10 @@ private:
     // just built it, which the CPU cannot forward (each load waits for the
     // stores to reach the cache). That copy, where this call was not
     // inlined, made fine-grained async() 28% slower (bench_tasks fib, fine).
-    void submit(int how, client::TaskUnit&& task)
+    void submit(int how, table::TaskUnit&& task)
     {
         const int status = RCPPSPOOL_API(submit)(pool_, how, nullptr, &task, nullptr, 0);
-        if (status != client::kOk) client::discardAndThrow(task, status);
+        if (status != table::kOk) client::discardAndThrow(task, status);
     }
 
     std::size_t control(int what, std::size_t value = 0) const

@@ -1,4 +1,4 @@
-// Where a client finds the runtime's table (client/api_table.h), and how it
+// Where a client finds the runtime's table (table/api_table.h), and how it
 // turns the table's statuses back into exceptions.
 //
 //   - In R, a package other than RcppSpool asks RcppSpool's shared library
@@ -27,7 +27,7 @@
 #include <string>
 
 #include "../engine/interrupt_error.h"
-#include "api_table.h"
+#include "../table/api_table.h"
 
 #if (defined(RCPPSPOOL_STANDALONE) && !defined(RCPPSPOOL_SEPARATE_RUNTIME)) || defined(RCPPSPOOL_RUNTIME_OWNER)
 //! The runtime is compiled in this file: the public API calls its entry
@@ -61,9 +61,9 @@ namespace client {
 
 //! The runtime's table, defined in the program's one file that defines
 //! RCPPSPOOL_IMPLEMENTATION (at the end of RcppSpool.h).
-const ApiTable& separateRuntimeApi() noexcept;
+const table::ApiTable& separateRuntimeApi() noexcept;
 //! The runtime's table.
-inline const ApiTable& api() { return separateRuntimeApi(); }
+inline const table::ApiTable& api() { return separateRuntimeApi(); }
 
 #elif defined(RCPPSPOOL_RUNTIME_HERE)
 
@@ -114,7 +114,7 @@ inline void loadNamespace(void*)
 
 //! RcppSpool's table, asked on R's main thread; loads RcppSpool's namespace
 //! first when `mayLoad`. Null if it cannot be had.
-inline const ApiTable* find(bool mayLoad) noexcept
+inline const table::ApiTable* find(bool mayLoad) noexcept
 {
     if (!host::runtime_detail::namespaceLoaded() && (!mayLoad || !R_ToplevelExec(loadNamespace, nullptr)))
         return nullptr;
@@ -124,7 +124,7 @@ inline const ApiTable* find(bool mayLoad) noexcept
     if (runtimeVersion() < static_cast<unsigned>(RCPPSPOOL_VERSION_NUMBER)) return nullptr;
     GetApi get = nullptr;
     if (!R_ToplevelExec(lookUp, &get) || !get) return nullptr;
-    const auto* table = static_cast<const ApiTable*>(get(kApiVersion));
+    const auto* table = static_cast<const table::ApiTable*>(get(table::kApiVersion));
     if (!table) return nullptr;
     cache().store(table, std::memory_order_seq_cst);
     // What this package's threads wrote before (see early_output::keep()).
@@ -175,7 +175,7 @@ inline void installedVersion(bool loaded, char* out, std::size_t size)
     std::snprintf(message, sizeof message,
                   "RcppSpool: this package was built with RcppSpool %s (runtime table version %u), but %s; "
                   "install RcppSpool %s or later",
-                  RCPPSPOOL_VERSION_STRING, static_cast<unsigned>(kApiVersion), why, RCPPSPOOL_VERSION_STRING);
+                  RCPPSPOOL_VERSION_STRING, static_cast<unsigned>(table::kApiVersion), why, RCPPSPOOL_VERSION_STRING);
     throw std::runtime_error(message);
 }
 
@@ -186,16 +186,16 @@ inline void installedVersion(bool loaded, char* out, std::size_t size)
 //! std::runtime_error when it cannot be had: off the main thread before
 //! RcppSpool's namespace is loaded, or when the installed RcppSpool is older
 //! than these headers (the error names both versions).
-inline const ApiTable& api()
+inline const table::ApiTable& api()
 {
-    if (const ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return *t;
+    if (const table::ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return *t;
     if (!host::isMainThread())
         throw std::runtime_error(
             "RcppSpool: this package first called RcppSpool's runtime (a parallel loop, defaultThreads()) from a "
             "thread other than R's main thread, before RcppSpool's namespace was loaded; add RcppSpool to Imports "
             "in the package's DESCRIPTION (and importFrom(RcppSpool, availableCores) to NAMESPACE), or call "
             "loadNamespace(\"RcppSpool\") first");
-    if (const ApiTable* t = api_detail::find(true)) return *t;
+    if (const table::ApiTable* t = api_detail::find(true)) return *t;
     api_detail::throwTooOld();
 }
 
@@ -207,9 +207,9 @@ inline const ApiTable& api()
 //! `message`.
 [[noreturn]] inline void throwStatus(int status, const char* message)
 {
-    if (status == kInterrupted) std::rethrow_exception(engine::interruptError());
-    if (status == kInvalidArgument) throw std::invalid_argument(message);
-    if (status == kLogicError) throw std::logic_error(message);
+    if (status == table::kInterrupted) std::rethrow_exception(engine::interruptError());
+    if (status == table::kInvalidArgument) throw std::invalid_argument(message);
+    if (status == table::kLogicError) throw std::logic_error(message);
     throw std::runtime_error(message[0] ? message : "RcppSpool: a parallel call failed");
 }
 
@@ -221,7 +221,7 @@ inline std::size_t count(int (*entry)(std::size_t*, char*, std::size_t))
     char message[256];
     message[0] = '\0';
     const int status = entry(&n, message, sizeof message);
-    if (status != kOk) throwStatus(status, message);
+    if (status != table::kOk) throwStatus(status, message);
     return n;
 }
 

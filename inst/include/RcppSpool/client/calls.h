@@ -9,7 +9,7 @@
 
 #include "api.h"
 #include "host_calls.h"
-#include "task_unit.h"
+#include "../table/task_unit.h"
 #if defined(RCPPSPOOL_RUNTIME_HERE)
 #include "../runtime/task_entries.h"
 #endif
@@ -30,9 +30,9 @@ namespace client {
     throwStatus(status, message);
 }
 //! The same for a call that may have handed back a task's error.
-[[noreturn, gnu::noinline, gnu::cold]] inline void throwLastStatus(int status, ErrorBox* box)
+[[noreturn, gnu::noinline, gnu::cold]] inline void throwLastStatus(int status, table::ErrorBox* box)
 {
-    if (status == kCallbackFailed && box) {
+    if (status == table::kCallbackFailed && box) {
         box->rethrow(box);
         std::terminate();  // (rethrow never returns)
     }
@@ -41,9 +41,9 @@ namespace client {
 
 //! A task the runtime did not queue (`status`): released (a future then
 //! reports it cancelled), and the status thrown.
-[[noreturn, gnu::noinline, gnu::cold]] inline void discardAndThrow(TaskUnit& task, int status)
+[[noreturn, gnu::noinline, gnu::cold]] inline void discardAndThrow(table::TaskUnit& task, int status)
 {
-    task.op(kTaskDiscard, task.storage);
+    task.op(table::kTaskDiscard, task.storage);
     throwLastStatus(status);
 }
 
@@ -53,15 +53,15 @@ template <class Entry, class... A>
 [[gnu::always_inline]] inline void call(Entry entry, A... args)
 {
     const int status = entry(args..., nullptr, 0);
-    if (status != kOk) throwLastStatus(status);
+    if (status != table::kOk) throwLastStatus(status);
 }
 //! The same for an entry that may hand back a task's error, rethrown.
 template <class Entry, class... A>
 [[gnu::always_inline]] inline void callForError(Entry entry, A... args)
 {
-    ErrorBox* box = nullptr;
+    table::ErrorBox* box = nullptr;
     const int status = entry(args..., &box, nullptr, 0);
-    if (status != kOk) throwLastStatus(status, box);
+    if (status != table::kOk) throwLastStatus(status, box);
 }
 
 //! A blocking call of this client ends: on R's main thread, the runtime

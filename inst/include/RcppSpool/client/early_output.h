@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "../engine/thread_local_object.h"
-#include "api_table.h"
+#include "../table/api_table.h"
 #include "table_cache.h"
 
 namespace RcppSpool {
@@ -57,9 +57,9 @@ RCPPSPOOL_HIDDEN inline Kept& kept() noexcept
 }
 
 //! Hands the kept lines to the runtime (caller holds kept().m).
-inline void handOverLocked(const ApiTable& t)
+inline void handOverLocked(const table::ApiTable& t)
 {
-    for (auto& l : kept().lines) t.write(l.first, l.second.data(), l.second.size(), kWriteWhole);
+    for (auto& l : kept().lines) t.write(l.first, l.second.data(), l.second.size(), table::kWriteWhole);
     kept().lines.clear();
 }
 
@@ -79,7 +79,7 @@ RCPPSPOOL_HIDDEN inline Unfinished* unfinished()
 //! Hands the calling thread's unfinished lines to the runtime (`t`), once
 //! anything was kept (see Kept::used): a thread that began a line before
 //! the table was found goes on with it. Any thread, at each write.
-inline void handOverMine(const ApiTable& t) noexcept
+inline void handOverMine(const table::ApiTable& t) noexcept
 {
     if (!kept().used.load(std::memory_order_relaxed)) return;
     Unfinished* mine = unfinished();
@@ -87,7 +87,7 @@ inline void handOverMine(const ApiTable& t) noexcept
     for (int s = 0; s < 2; ++s) {
         std::string& line = mine->text[s];
         if (line.empty()) continue;
-        t.write(s, line.data(), line.size(), kWritePiece);
+        t.write(s, line.data(), line.size(), table::kWritePiece);
         line.clear();
     }
 }
@@ -96,7 +96,7 @@ inline void handOverMine(const ApiTable& t) noexcept
 //! lines every thread kept, then the calling thread's unfinished lines.
 //! After this no line is kept again: a thread that would keep one finds the
 //! table under the lock (keep()), so writes need not take the lock.
-inline void handOverAll(const ApiTable& t) noexcept
+inline void handOverAll(const table::ApiTable& t) noexcept
 {
     {
         std::lock_guard<std::mutex> lk(kept().m);
@@ -111,7 +111,7 @@ inline void handOverAll(const ApiTable& t) noexcept
 //! (handOverAll() and the per-thread state it reaches put ~3 KB of code and
 //! more of debug information into every object file that includes
 //! RcppSpool.h). Constant-initialised: no code at load.
-using HandOver = void (*)(const ApiTable&) noexcept;
+using HandOver = void (*)(const table::ApiTable&) noexcept;
 RCPPSPOOL_HIDDEN inline std::atomic<HandOver> handOverHook{nullptr};
 
 //! Keeps `size` bytes of text (WriteKind `kind`) for the runtime, written
@@ -126,7 +126,7 @@ inline void keep(int stream, const char* text, std::size_t size, int kind) noexc
     handOverHook.store(&handOverAll, std::memory_order_seq_cst);
     try {
         std::string piece;
-        Unfinished* mine = kind == kWriteWhole ? nullptr : unfinished();
+        Unfinished* mine = kind == table::kWriteWhole ? nullptr : unfinished();
         if (!mine) {
             // Not part of the thread's lines (a progress redraw), or the
             // thread ends and even a second Unfinished is gone: as it is.
@@ -135,16 +135,16 @@ inline void keep(int stream, const char* text, std::size_t size, int kind) noexc
             std::string& line = mine->text[stream];
             line.append(text, size);
             const std::size_t end = line.find_last_of("\r\n");
-            const std::size_t cut = kind == kWriteFlush ? line.size() : end == std::string::npos ? 0 : end + 1;
+            const std::size_t cut = kind == table::kWriteFlush ? line.size() : end == std::string::npos ? 0 : end + 1;
             if (cut == 0) return;
             piece = line.substr(0, cut);
             line.erase(0, cut);
         }
         std::lock_guard<std::mutex> lk(kept().m);
-        if (const ApiTable* t = api_detail::cache().load(std::memory_order_seq_cst)) {
+        if (const table::ApiTable* t = api_detail::cache().load(std::memory_order_seq_cst)) {
             // Found meanwhile, and what was kept handed over: this goes after it.
             handOverLocked(*t);
-            t->write(stream, piece.data(), piece.size(), kWriteWhole);
+            t->write(stream, piece.data(), piece.size(), table::kWriteWhole);
             return;
         }
         kept().lines.emplace_back(stream, std::move(piece));
@@ -158,7 +158,7 @@ inline Unfinished::~Unfinished()
 {
     engine::runtime::threadLocalEnded<Unfinished>();
     for (int s = 0; s < 2; ++s)
-        if (!text[s].empty()) keep(s, text[s].data(), text[s].size(), kWriteWhole);
+        if (!text[s].empty()) keep(s, text[s].data(), text[s].size(), table::kWriteWhole);
 }
 
 }  // namespace early_output

@@ -1,5 +1,5 @@
 // The state a task shares with the Future that waits for its result: the
-// client's side of it. The runtime sees its FutureCore only (task_unit.h);
+// client's side of it. The runtime sees its FutureCore only (table/task_unit.h);
 // the result, its type and its exception stay here.
 #pragma once
 
@@ -20,7 +20,7 @@
 #include "api.h"
 #include "calls.h"
 #include "host_calls.h"
-#include "task_unit.h"
+#include "../table/task_unit.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -59,13 +59,13 @@ RCPPSPOOL_HIDDEN inline engine::BlockCache* cache() noexcept
 //! the runtime completes and waits on. For deferred work
 //! (std::launch::deferred) it holds the work itself, run by the first wait.
 template <class T>
-class FutureState : public FutureCore {
+class FutureState : public table::FutureCore {
 public:
     //! `pool`: the runtime's pool of the task (null: none). `refs`: how many
     //! owners start with it (the Future, and the task if any). `task`: the op
     //! of the task that computes the result (a ResultTask held in its record,
     //! which then starts with this state's core), or null: see runOwnTask().
-    explicit FutureState(void* pool, int refs = 1, TaskOp task = nullptr) : task_(task)
+    explicit FutureState(void* pool, int refs = 1, table::TaskOp task = nullptr) : task_(task)
     {
         this->pool = pool;
         this->refs.store(refs, std::memory_order_relaxed);
@@ -156,7 +156,7 @@ public:
     {
         return task_ && !isReady() && pool && RCPPSPOOL_API(futureJoinOwn)(this, task_) != 0;
     }
-    bool forGetter() const noexcept { return FutureCore::forGetter != 0; }
+    bool forGetter() const noexcept { return table::FutureCore::forGetter != 0; }
 
     //! Nobody will take the result: if the task has not started, it is
     //! skipped (reported cancelled) instead of run; deferred work is dropped.
@@ -181,7 +181,7 @@ public:
             return;
         }
         int done = 0;
-        call(RCPPSPOOL_API(futureWait), static_cast<FutureCore*>(this), std::int64_t{-1}, int{kWaitAbandon}, &done);
+        call(RCPPSPOOL_API(futureWait), static_cast<table::FutureCore*>(this), std::int64_t{-1}, int{table::kWaitAbandon}, &done);
     }
 
     //! Waits at most `timeoutNs` (negative: no limit); false if not ready
@@ -194,7 +194,7 @@ public:
             return true;
         }
         int done = 0;
-        call(RCPPSPOOL_API(futureWait), static_cast<FutureCore*>(this), timeoutNs, 0, &done);
+        call(RCPPSPOOL_API(futureWait), static_cast<table::FutureCore*>(this), timeoutNs, 0, &done);
         return done != 0;
     }
 
@@ -205,10 +205,10 @@ public:
         if (isDeferred()) return abandon();
         if (isReady()) return;
         int done = 0;
-        const int status = RCPPSPOOL_API(futureWait)(this, -1, kWaitQuiet | kWaitAbandon, &done, nullptr, 0);
+        const int status = RCPPSPOOL_API(futureWait)(this, -1, table::kWaitQuiet | table::kWaitAbandon, &done, nullptr, 0);
         // With kWaitAbandon an unready end was abandoned and waited for
         // already; only a failure of the wait itself is left to settle.
-        if (status != kOk) RCPPSPOOL_API(futureAbandon)(this);
+        if (status != table::kOk) RCPPSPOOL_API(futureAbandon)(this);
     }
 
     //! Moves the result out (or throws the task's exception). Call once, when ready.
@@ -261,7 +261,7 @@ private:
     }
 
     bool hasValue_ = false;
-    TaskOp task_;
+    table::TaskOp task_;
     alignas(Stored) unsigned char storage_[sizeof(Stored)];
     std::exception_ptr error_;
     std::unique_ptr<state_detail::DeferredWork> deferred_;
@@ -271,7 +271,7 @@ private:
 //! It owns one reference to the state.
 template <class T, class F>
 struct ResultTask {
-    FutureCore* core;  // first: see ApiTable::futureJoinOwn
+    table::FutureCore* core;  // first: see table::ApiTable::futureJoinOwn
     F f;
     FutureState<T>* state() const noexcept { return static_cast<FutureState<T>*>(core); }
     void operator()()

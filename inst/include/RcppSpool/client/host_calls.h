@@ -1,6 +1,6 @@
 // How a client reaches the host's services (R's console, the user's
 // interrupt, R's main thread, progress drawing): through the runtime's table
-// (client/api_table.h, version 2), so that the output queue, the unfinished
+// (table/api_table.h, version 2), so that the output queue, the unfinished
 // lines, the main thread's queue and the progress registry are the runtime's
 // alone, compiled once and laid out as it likes.
 #pragma once
@@ -35,9 +35,9 @@ namespace client {
 namespace host_detail {
 //! The table if this shared object can have it now: found already, or
 //! found (loading RcppSpool's namespace) on R's main thread; else null.
-inline const ApiTable* tableIfAny() noexcept
+inline const table::ApiTable* tableIfAny() noexcept
 {
-    if (const ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return t;
+    if (const table::ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return t;
     if (!host::isMainThread()) return nullptr;
     return api_detail::find(true);
 }
@@ -51,7 +51,7 @@ inline void writeText(host::Stream s, const char* text, std::size_t size, int ki
 {
     const int stream = s == host::Stream::out ? 0 : 1;
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
-    if (const ApiTable* t = host_detail::tableIfAny()) {
+    if (const table::ApiTable* t = host_detail::tableIfAny()) {
         early_output::handOverMine(*t);
         return t->write(stream, text, size, kind);
     }
@@ -94,9 +94,9 @@ RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
     static std::atomic<std::atomic<bool>*> cached{nullptr};
     if (std::atomic<bool>* f = cached.load(std::memory_order_acquire)) return *f;
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
-    const ApiTable* t = host_detail::tableIfAny();
+    const table::ApiTable* t = host_detail::tableIfAny();
 #else
-    const ApiTable* t = &api();
+    const table::ApiTable* t = &api();
 #endif
     if (t) {
         auto* f = static_cast<std::atomic<bool>*>(t->interruptFlag());
@@ -119,7 +119,7 @@ inline bool interrupted(bool consume)
 {
     const int how = consume ? 1 : 0;
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
-    const ApiTable* t = host_detail::tableIfAny();
+    const table::ApiTable* t = host_detail::tableIfAny();
     if (!t) {
         // No runtime yet: R itself is asked, on its main thread.
         return onServiceThread() && host::pollInterrupt();
@@ -135,7 +135,7 @@ inline bool interrupted(bool consume)
 inline void serviceMainThread()
 {
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
-    if (const ApiTable* t = host_detail::tableIfAny()) t->serviceMainThread(0);
+    if (const table::ApiTable* t = host_detail::tableIfAny()) t->serviceMainThread(0);
 #else
     RCPPSPOOL_API(serviceMainThread)(0);
 #endif
@@ -143,16 +143,16 @@ inline void serviceMainThread()
 
 //! Hands `call` to R's main thread (see ApiTable::postMainCall). Throws if
 //! the runtime cannot be had (client/api.h says why).
-inline void postMainCall(MainCall* call) { RCPPSPOOL_API(postMainCall)(call); }
+inline void postMainCall(table::MainCall* call) { RCPPSPOOL_API(postMainCall)(call); }
 
 //! Registers a progress object for R's main thread to draw, or unregisters
 //! it (see ApiTable::registerProgress). Never throws: without the runtime
 //! an object is not drawn while its thread waits, only when it counts on
 //! R's main thread.
-inline void registerProgress(bool add, void* self, DrawFn draw) noexcept
+inline void registerProgress(bool add, void* self, table::DrawFn draw) noexcept
 {
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
-    if (const ApiTable* t = host_detail::tableIfAny()) t->registerProgress(add ? 1 : 0, self, draw);
+    if (const table::ApiTable* t = host_detail::tableIfAny()) t->registerProgress(add ? 1 : 0, self, draw);
 #else
     RCPPSPOOL_API(registerProgress)(add ? 1 : 0, self, draw);
 #endif

@@ -52,8 +52,8 @@ void parallelFor(std::ptrdiff_t begin, std::ptrdiff_t end, F& f, std::size_t nTh
     message[0] = '\0';
     const int status =
         RCPPSPOOL_API(parallelFor)(begin, end, &LoopBody<F>::run, &body, nThreads, nBatches, message, sizeof message);
-    if (status == kOk) return;
-    if (status == kCallbackFailed && body.error) std::rethrow_exception(body.error);
+    if (status == table::kOk) return;
+    if (status == table::kCallbackFailed && body.error) std::rethrow_exception(body.error);
     throwStatus(status, message);
 }
 

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "api_table.h"
+#include "../table/api_table.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -13,9 +13,9 @@ namespace client {
 namespace api_detail {
 
 //! The table, once found (process-wide for this shared object); null until then.
-RCPPSPOOL_HIDDEN inline std::atomic<const ApiTable*>& cache() noexcept
+RCPPSPOOL_HIDDEN inline std::atomic<const table::ApiTable*>& cache() noexcept
 {
-    static std::atomic<const ApiTable*> table{nullptr};
+    static std::atomic<const table::ApiTable*> table{nullptr};
     return table;
 }
 

@@ -17,7 +17,7 @@ namespace runtime {
 //! workers, one interrupt flag, what each thread runs. (Until ABI 10 the
 //! RcppSpool package served them to clients of its ABI version, which ran
 //! inline copies of the engine on them; since ABI 11 clients reach the
-//! runtime only through its table, client/api_table.h, and packages built
+//! runtime only through its table, table/api_table.h, and packages built
 //! against older headers borrow its workers: thread_lender.h.)
 enum class Slot : int {
     hostHooks,       //!< engine::HostHooks
@@ -43,7 +43,7 @@ enum class ThreadSlot : int {
 //! The piece of state `S` of type T: one per shared object that compiles
 //! the runtime (RcppSpool's library in R, the program in plain C++). Since
 //! ABI 11 no other shared object shares it: a client reaches the runtime
-//! through its table (client/api_table.h) and compiles none of this state.
+//! through its table (table/api_table.h) and compiles none of this state.
 template <class T, Slot S>
 RCPPSPOOL_HIDDEN T* state()
 {

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "../client/task_unit.h"
+#include "../table/task_unit.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -20,22 +20,22 @@ namespace engine {
 class Context;
 
 //! What the engine throws for a client's task that failed (its op returned
-//! the error boxed: client/task_unit.h): kept as any task's error is, and
+//! the error boxed: table/task_unit.h): kept as any task's error is, and
 //! handed back, box and all, to whoever waits.
 class TaskFailed {
 public:
-    explicit TaskFailed(client::ErrorBox* box) : holder_(std::make_shared<Holder>(box)) {}
+    explicit TaskFailed(table::ErrorBox* box) : holder_(std::make_shared<Holder>(box)) {}
     //! The box, for the caller to rethrow (null if taken already).
-    client::ErrorBox* take() const noexcept { return holder_->box.exchange(nullptr); }
+    table::ErrorBox* take() const noexcept { return holder_->box.exchange(nullptr); }
 
 private:
     struct Holder {
-        explicit Holder(client::ErrorBox* b) : box(b) {}
+        explicit Holder(table::ErrorBox* b) : box(b) {}
         ~Holder()
         {
-            if (client::ErrorBox* b = box.load()) b->destroy(b);
+            if (table::ErrorBox* b = box.load()) b->destroy(b);
         }
-        std::atomic<client::ErrorBox*> box;
+        std::atomic<table::ErrorBox*> box;
     };
     std::shared_ptr<Holder> holder_;  // exceptions are copied: one box for all copies
 };
@@ -48,10 +48,10 @@ private:
 //! heap. Because inline closures are trivially copyable, a Task can be copied
 //! bytewise into a deque slot made of atomic words (see TaskSlot): a thief may
 //! read a slot while its owner overwrites it, which would otherwise be a race.
-//! Its layout is the table's TaskUnit (client/task_unit.h): a client's task
+//! Its layout is the table's TaskUnit (table/task_unit.h): a client's task
 //! is copied in as it is, its op the client's code.
 class Task {
-    using OpFn = client::TaskOp;
+    using OpFn = table::TaskOp;
 
 public:
     static constexpr std::size_t kInlineBytes = 48;
@@ -79,7 +79,7 @@ public:
 
     //! A client's task, as it came through the table, counted in `ctx`: the
     //! record itself, not a copy (a Task is a TaskUnit and nothing more).
-    static const Task& of(client::TaskUnit& u, Context* ctx) noexcept
+    static const Task& of(table::TaskUnit& u, Context* ctx) noexcept
     {
         u.context = ctx;
         return *std::launder(reinterpret_cast<const Task*>(&u));
@@ -91,10 +91,10 @@ public:
     //! its own on every spawn's path (+8 instructions an async()).
     [[gnu::always_inline]] void run()
     {
-        if (client::ErrorBox* e = u_.op(client::kTaskRun, u_.storage)) failed(e);
+        if (table::ErrorBox* e = u_.op(table::kTaskRun, u_.storage)) failed(e);
     }
     //! Releases the callable without running it.
-    void discard() noexcept { u_.op(client::kTaskDiscard, u_.storage); }
+    void discard() noexcept { u_.op(table::kTaskDiscard, u_.storage); }
 
     Context* context() const noexcept { return static_cast<Context*>(u_.context); }
     explicit operator bool() const noexcept { return u_.op != nullptr; }
@@ -152,14 +152,14 @@ private:
     template <class Fn>
     struct HasDiscard<Fn, std::void_t<decltype(std::declval<Fn&>().discard())>> : std::true_type {};
 
-    [[noreturn, gnu::noinline, gnu::cold]] static void failed(client::ErrorBox* e) { throw TaskFailed(e); }
+    [[noreturn, gnu::noinline, gnu::cold]] static void failed(table::ErrorBox* e) { throw TaskFailed(e); }
 
     template <class Fn>
-    static client::ErrorBox* inlineOp(int op, unsigned char* s)
+    static table::ErrorBox* inlineOp(int op, unsigned char* s)
     {
         // Trivially copyable: no destructor to call.
         Fn& f = *std::launder(reinterpret_cast<Fn*>(s));
-        if (op == client::kTaskRun) {
+        if (op == table::kTaskRun) {
             f();
         } else if constexpr (HasDiscard<Fn>::value) {
             f.discard();
@@ -168,7 +168,7 @@ private:
     }
 
     template <class Fn>
-    static client::ErrorBox* heapOp(int op, unsigned char* s)
+    static table::ErrorBox* heapOp(int op, unsigned char* s)
     {
         Fn* p;
         std::memcpy(&p, s, sizeof(p));
@@ -176,7 +176,7 @@ private:
             Fn* p;
             ~Deleter() { delete p; }
         } guard{p};
-        if (op == client::kTaskRun) {
+        if (op == table::kTaskRun) {
             (*p)();
         } else if constexpr (HasDiscard<Fn>::value) {
             p->discard();
@@ -186,13 +186,13 @@ private:
 
     // The contract's record itself (not a copy of its fields), so that a
     // client's TaskUnit is used in place: see Task::of().
-    client::TaskUnit u_;
+    table::TaskUnit u_;
 
     friend class TaskSlot;
 };
 
 static_assert(sizeof(Task) == 64, "Task is meant to fill one cache line");
-static_assert(sizeof(Task) == sizeof(client::TaskUnit) && alignof(Task) == alignof(client::TaskUnit),
+static_assert(sizeof(Task) == sizeof(table::TaskUnit) && alignof(Task) == alignof(table::TaskUnit),
               "Task is a TaskUnit");
 static_assert(std::is_trivially_copyable<Task>::value, "Task is copied bytewise");
 

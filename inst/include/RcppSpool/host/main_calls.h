@@ -6,7 +6,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "../client/api_table.h"
+#include "../table/api_table.h"
 #include "../engine/fork_guard.h"
 #include "../engine/host_hooks.h"
 #include "../engine/runtime.h"
@@ -16,9 +16,9 @@ inline namespace RCPPSPOOL_ABI {
 namespace host {
 
 //! One call waiting for the main thread: a C struct of the table's
-//! (client/api_table.h), since the call's code is in the shared object of
+//! (table/api_table.h), since the call's code is in the shared object of
 //! the package that made it and the queue is the runtime's.
-using MainCall = client::MainCall;
+using MainCall = table::MainCall;
 
 //! The calls made and not yet taken by the main thread, first in first out
 //! (so a thread's calls run in the order it made them). Process-wide (one

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "../client/api_table.h"
+#include "../table/api_table.h"
 #include "../engine/host_hooks.h"
 #include "../engine/runtime.h"
 #ifdef RCPPSPOOL_STANDALONE
@@ -98,10 +98,10 @@ inline void write(int stream, const char* text, std::size_t size, int kind) noex
     try {
         const host::Stream s = stream == 0 ? host::Stream::out : host::Stream::err;
         std::string piece(text, size);
-        if (kind == client::kWriteWhole)
+        if (kind == table::kWriteWhole)
             host::writeWhole(s, std::move(piece));
         else
-            host_detail::writePiece(s, std::move(piece), kind == client::kWriteFlush);
+            host_detail::writePiece(s, std::move(piece), kind == table::kWriteFlush);
     } catch (...) {
     }
 }
@@ -133,7 +133,7 @@ inline void serviceMainThread(int blockingCallEnds) noexcept
 }
 
 //! ApiTable::postMainCall.
-inline void postMainCall(client::MainCall* call) noexcept
+inline void postMainCall(table::MainCall* call) noexcept
 {
 #ifdef RCPPSPOOL_STANDALONE
     call->run(call);  // no main thread to serve: at once (onMainThread() does not get here)
@@ -143,7 +143,7 @@ inline void postMainCall(client::MainCall* call) noexcept
 }
 
 //! ApiTable::registerProgress.
-inline void registerProgress(int add, void* self, client::DrawFn draw) noexcept
+inline void registerProgress(int add, void* self, table::DrawFn draw) noexcept
 {
 #ifdef RCPPSPOOL_STANDALONE
     (void)add, (void)self, (void)draw;  // without R any thread draws: nothing to register

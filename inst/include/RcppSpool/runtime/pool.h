@@ -1,5 +1,5 @@
 // The runtime's pool: a scheduler, and what a ThreadPool's calls do with it.
-// Clients hold it as an opaque handle (client/api_table.h) and never see
+// Clients hold it as an opaque handle (table/api_table.h) and never see
 // its layout.
 #pragma once
 

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "../client/api_table.h"
+#include "../table/api_table.h"
 #include "../engine/runtime.h"
 #include "../host/main_thread.h"
 #include "../host/r_host.h"
@@ -24,7 +24,7 @@ namespace progress_detail {
 class Registry {
 public:
     //! Registers an object and installs the host's redraw hook.
-    void add(void* self, client::DrawFn draw);
+    void add(void* self, table::DrawFn draw);
     //! Unregisters an object (from its destructor, on any thread): once this
     //! returns, the main thread no longer draws it. The last one out
     //! uninstalls the hook.
@@ -35,7 +35,7 @@ public:
 private:
     struct Item {
         void* self;
-        client::DrawFn draw;
+        table::DrawFn draw;
     };
     std::mutex m_;
     std::vector<Item> items_;
@@ -52,7 +52,7 @@ RCPPSPOOL_HIDDEN inline Registry& registry()
 //! The host's redraw hook while progress objects exist.
 inline void drawRegistered() { registry().drawAll(); }
 
-inline void Registry::add(void* self, client::DrawFn draw)
+inline void Registry::add(void* self, table::DrawFn draw)
 {
     std::lock_guard<std::mutex> lk(m_);
     items_.push_back({self, draw});

@@ -1,5 +1,5 @@
 // How the runtime's entry points report: a status and a message, never an
-// exception across the table (client/api_table.h).
+// exception across the table (table/api_table.h).
 #pragma once
 
 #include "../abi.h"
@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "../client/api_table.h"
-#include "../client/task_unit.h"
+#include "../table/api_table.h"
+#include "../table/task_unit.h"
 #include "../engine/host_hooks.h"
 #include "../engine/task.h"
 
@@ -53,40 +53,40 @@ inline void report(const char* text, char* message, std::size_t size) noexcept
 //! `box`: where a client's task error (engine::TaskFailed) goes, boxed, with
 //! kCallbackFailed; null where none can come.
 template <class F>
-[[gnu::always_inline]] inline int guarded(char* message, std::size_t size, client::ErrorBox** box, F&& f) noexcept
+[[gnu::always_inline]] inline int guarded(char* message, std::size_t size, table::ErrorBox** box, F&& f) noexcept
 {
     try {
         f();
-        return client::kOk;
+        return table::kOk;
     } catch (const CallbackFailed&) {
-        return client::kCallbackFailed;
+        return table::kCallbackFailed;
     } catch (const engine::TaskFailed& failed) {
-        client::ErrorBox* b = failed.take();
+        table::ErrorBox* b = failed.take();
         if (box) {
             *box = b;
         } else if (b) {
             b->destroy(b);
         }
         if (!box || !b) report("RcppSpool: a task's error was lost", message, size);
-        return box && b ? client::kCallbackFailed : client::kFailed;
+        return box && b ? table::kCallbackFailed : table::kFailed;
     } catch (const std::invalid_argument& e) {
         report(e.what(), message, size);
-        return client::kInvalidArgument;
+        return table::kInvalidArgument;
     } catch (const std::logic_error& e) {
         report(e.what(), message, size);
-        return client::kLogicError;
+        return table::kLogicError;
     } catch (const std::exception& e) {
         // The user's interrupt comes in whichever type the host installed
         // (engine::interruptError(): UserInterruptException with Rcpp's
         // interrupt as a base where a file of the process included Rcpp,
         // without it elsewhere): all say kInterruptMessage. Only the
         // runtime's own errors get here; the client's callbacks keep theirs.
-        if (std::strcmp(e.what(), engine::kInterruptMessage) == 0) return client::kInterrupted;
+        if (std::strcmp(e.what(), engine::kInterruptMessage) == 0) return table::kInterrupted;
         report(e.what(), message, size);
-        return client::kFailed;
+        return table::kFailed;
     } catch (...) {
         report("RcppSpool: an unknown error in the runtime", message, size);
-        return client::kFailed;
+        return table::kFailed;
     }
 }
 template <class F>

@@ -4,7 +4,7 @@
 
 #include "../abi.h"
 
-#include "../client/api_table.h"
+#include "../table/api_table.h"
 #include "host_entries.h"
 #include "loop_entries.h"
 #include "task_entries.h"
@@ -16,9 +16,9 @@ inline namespace RCPPSPOOL_ABI {
 namespace runtime {
 
 //! The table this runtime serves: every entry of kApiVersion.
-RCPPSPOOL_HIDDEN inline const client::ApiTable& apiTable() noexcept
+RCPPSPOOL_HIDDEN inline const table::ApiTable& apiTable() noexcept
 {
-    static const client::ApiTable table{client::kApiVersion, sizeof(client::ApiTable), &parallelFor, &availableCores,
+    static const table::ApiTable table{table::kApiVersion, sizeof(table::ApiTable), &parallelFor, &availableCores,
                                         &defaultThreads, &write, &interrupted, &serviceMainThread,
                                         &postMainCall, &registerProgress,
                                         // version 3

@@ -1,5 +1,5 @@
 // The runtime's pools, tasks, futures and groups, as clients call them
-// (client/api_table.h, version 3; the client side: thread_pool.h,
+// (table/api_table.h, version 3; the client side: thread_pool.h,
 // future.h, task_group.h).
 #pragma once
 
@@ -14,8 +14,8 @@
 #include <string>
 #include <utility>
 
-#include "../client/api_table.h"
-#include "../client/task_unit.h"
+#include "../table/api_table.h"
+#include "../table/task_unit.h"
 #include "../cores.h"
 #include "../engine/loop.h"
 #include "../engine/scheduler.h"
@@ -54,7 +54,7 @@ struct Group {
     engine::Context ctx;
     explicit Group(engine::Scheduler& s) : sched(&s), ctx(engine::Scheduler::enclosingContext()) {}
 };
-static_assert(sizeof(Group) <= client::kGroupBytes && alignof(Group) <= client::kGroupAlign,
+static_assert(sizeof(Group) <= table::kGroupBytes && alignof(Group) <= table::kGroupAlign,
               "a TaskGroup keeps kGroupBytes for the runtime's group");
 
 //! The group in `storage`, or null while it is closed.
@@ -80,10 +80,10 @@ inline void closeGroup(Group* g) noexcept
 //! A detached loop's body: the client's chunk function and its object, freed
 //! (destroy) with the loop.
 struct ClientChunks {
-    client::ChunkFn chunk;
+    table::ChunkFn chunk;
     void* self;
     void (*destroy)(void*);
-    ClientChunks(client::ChunkFn c, void* s, void (*d)(void*)) noexcept : chunk(c), self(s), destroy(d) {}
+    ClientChunks(table::ChunkFn c, void* s, void (*d)(void*)) noexcept : chunk(c), self(s), destroy(d) {}
     ClientChunks(ClientChunks&& o) noexcept : chunk(o.chunk), self(std::exchange(o.self, nullptr)), destroy(o.destroy)
     {
     }
@@ -94,7 +94,7 @@ struct ClientChunks {
     }
     void operator()(std::ptrdiff_t b, std::ptrdiff_t e) const
     {
-        if (client::ErrorBox* error = chunk(self, b, e)) throw engine::TaskFailed(error);
+        if (table::ErrorBox* error = chunk(self, b, e)) throw engine::TaskFailed(error);
     }
 };
 
@@ -104,7 +104,7 @@ struct ClientChunks {
 inline int poolCreate(std::size_t nWorkers, void** pool, char* message, std::size_t size)
 {
     return guarded(message, size, [&] {
-        *pool = new Pool(nWorkers == client::kAutoThreads ? ::RcppSpool::defaultThreads() : nWorkers);
+        *pool = new Pool(nWorkers == table::kAutoThreads ? ::RcppSpool::defaultThreads() : nWorkers);
     });
 }
 
@@ -125,15 +125,15 @@ inline int poolControl(void* pool, int what, std::size_t value, std::size_t* out
         engine::Scheduler& s = p.scheduler();
         std::size_t result = 0;
         switch (what) {
-        case client::kPoolNumThreads: result = s.numWorkers(); break;
-        case client::kPoolSetNumThreads: p.setNumThreads(value); break;
-        case client::kPoolPause: s.pause(); break;
-        case client::kPoolUnpause: s.unpause(); break;
-        case client::kPoolIsPaused: result = s.isPaused(); break;
-        case client::kPoolTasksQueued: result = s.tasksQueued(); break;
-        case client::kPoolTasksRunning: result = s.tasksRunning(); break;
-        case client::kPoolStopWorkers: p.stopWorkers(); break;
-        case client::kPoolTasksPushed: result = s.tasksPushed(); break;
+        case table::kPoolNumThreads: result = s.numWorkers(); break;
+        case table::kPoolSetNumThreads: p.setNumThreads(value); break;
+        case table::kPoolPause: s.pause(); break;
+        case table::kPoolUnpause: s.unpause(); break;
+        case table::kPoolIsPaused: result = s.isPaused(); break;
+        case table::kPoolTasksQueued: result = s.tasksQueued(); break;
+        case table::kPoolTasksRunning: result = s.tasksRunning(); break;
+        case table::kPoolStopWorkers: p.stopWorkers(); break;
+        case table::kPoolTasksPushed: result = s.tasksPushed(); break;
         default: throw std::invalid_argument("RcppSpool: unknown pool control " + std::to_string(what));
         }
         if (out) *out = result;
@@ -143,30 +143,30 @@ inline int poolControl(void* pool, int what, std::size_t value, std::size_t* out
 namespace task_detail {
 //! submit() of work a pool counts (push, pushReturn): restarts workers a
 //! join() stopped, may make the running task's children's context.
-[[gnu::noinline]] inline int submitCounted(Pool& p, int how, client::TaskUnit* task, char* message,
+[[gnu::noinline]] inline int submitCounted(Pool& p, int how, table::TaskUnit* task, char* message,
                                            std::size_t size) noexcept
 {
     engine::Scheduler& s = p.scheduler();
     engine::Context* ctx = nullptr;
     const int status = guarded(message, size, [&] {
         p.checkUsable();
-        ctx = how == client::kSubmitResult ? s.contextForResultTask() : s.contextForNewWork();
+        ctx = how == table::kSubmitResult ? s.contextForResultTask() : s.contextForNewWork();
     });
-    if (status != client::kOk) return status;
+    if (status != table::kOk) return status;
     if (ctx) ctx->add(1);
     s.submit(engine::Task::of(*task, ctx));
-    return client::kOk;
+    return table::kOk;
 }
 }  // namespace task_detail
 
 //! ApiTable::submit.
-inline int submit(void* pool, int how, void* group, client::TaskUnit* task, char* message, std::size_t size) noexcept
+inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char* message, std::size_t size) noexcept
 {
     Pool& p = task_detail::poolAt(pool);
     engine::Context* ctx;
-    if (how == client::kSubmitToGroup) {
+    if (how == table::kSubmitToGroup) {
         ctx = &task_detail::groupOn(group, pool).ctx;
-    } else if (how == client::kSubmitResult && !p.stoppedByJoin()) {
+    } else if (how == table::kSubmitResult && !p.stoppedByJoin()) {
         // A result task: counted by the caller's pool from outside it, by
         // nobody from inside (its Future waits for it).
         ctx = p.scheduler().contextForResultTask();
@@ -176,11 +176,11 @@ inline int submit(void* pool, int how, void* group, client::TaskUnit* task, char
     if (ctx) ctx->add(1);
     // (Scheduler::submit() never throws: the common paths need no handler.)
     p.scheduler().submit(engine::Task::of(*task, ctx));
-    return client::kOk;
+    return table::kOk;
 }
 
 //! ApiTable::poolWait.
-inline int poolWait(void* pool, std::int64_t timeoutNs, int* finished, client::ErrorBox** error, char* message,
+inline int poolWait(void* pool, std::int64_t timeoutNs, int* finished, table::ErrorBox** error, char* message,
                     std::size_t size)
 {
     *finished = 0;
@@ -189,7 +189,7 @@ inline int poolWait(void* pool, std::int64_t timeoutNs, int* finished, client::E
 }
 
 //! ApiTable::poolParallelFor.
-inline int poolParallelFor(void* pool, std::ptrdiff_t begin, std::ptrdiff_t end, client::ChunkFn chunk, void* self,
+inline int poolParallelFor(void* pool, std::ptrdiff_t begin, std::ptrdiff_t end, table::ChunkFn chunk, void* self,
                            void (*destroy)(void*), std::size_t nBatches, char* message, std::size_t size)
 {
     task_detail::ClientChunks body(chunk, self, destroy);  // from here on, self is ours
@@ -219,13 +219,13 @@ inline int prefersCallerRuns(void* pool, const void* frame)
 }
 
 //! ApiTable::futureCompleted.
-inline void futureCompleted(client::FutureCore* core)
+inline void futureCompleted(table::FutureCore* core)
 {
     if (core->pool) task_detail::poolAt(core->pool).scheduler().notifyCompletion(core);
 }
 
 //! ApiTable::futureJoinOwn.
-inline int futureJoinOwn(client::FutureCore* core, client::TaskOp kind)
+inline int futureJoinOwn(table::FutureCore* core, table::TaskOp kind)
 {
     if (!core->pool || core->ready.load(std::memory_order_acquire)) return 0;
     engine::Scheduler& s = task_detail::poolAt(core->pool).scheduler();
@@ -239,7 +239,7 @@ inline int futureJoinOwn(client::FutureCore* core, client::TaskOp kind)
 }
 
 namespace task_detail {
-inline void abandonAndWait(client::FutureCore* core, engine::Scheduler* s)
+inline void abandonAndWait(table::FutureCore* core, engine::Scheduler* s)
 {
     auto ready = [core] { return core->ready.load(std::memory_order_acquire) != 0; };
     if (ready()) return;
@@ -250,7 +250,7 @@ inline void abandonAndWait(client::FutureCore* core, engine::Scheduler* s)
 }  // namespace task_detail
 
 //! ApiTable::futureWait.
-inline int futureWait(client::FutureCore* core, std::int64_t timeoutNs, int flags, int* isReady, char* message,
+inline int futureWait(table::FutureCore* core, std::int64_t timeoutNs, int flags, int* isReady, char* message,
                       std::size_t size)
 {
     *isReady = 0;
@@ -261,14 +261,14 @@ inline int futureWait(client::FutureCore* core, std::int64_t timeoutNs, int flag
         bool done = ready();
         if (!done && s && !s->forked())
             done = s->waitUntilDoneOrInterrupted(service, core, ready, task_detail::deadlineIn(timeoutNs)) && ready();
-        if (!done && (flags & client::kWaitAbandon)) task_detail::abandonAndWait(core, s);
+        if (!done && (flags & table::kWaitAbandon)) task_detail::abandonAndWait(core, s);
         *isReady = done;
-        if (service && !(flags & client::kWaitQuiet)) engine::endBlockingCall(nullptr, true);
+        if (service && !(flags & table::kWaitQuiet)) engine::endBlockingCall(nullptr, true);
     });
 }
 
 //! ApiTable::futureAbandon.
-inline void futureAbandon(client::FutureCore* core)
+inline void futureAbandon(table::FutureCore* core)
 {
     task_detail::abandonAndWait(core, core->pool ? &task_detail::poolAt(core->pool).scheduler() : nullptr);
 }
@@ -276,7 +276,7 @@ inline void futureAbandon(client::FutureCore* core)
 namespace task_detail {
 //! groupWait() past its fast path: a full wait (helping, or servicing R),
 //! an error, an interrupt. Closes the group.
-[[gnu::noinline]] inline int waitForGroup(Group* g, client::ErrorBox** error, char* message, std::size_t size)
+[[gnu::noinline]] inline int waitForGroup(Group* g, table::ErrorBox** error, char* message, std::size_t size)
 {
     struct Close {
         Group* g;
@@ -303,10 +303,10 @@ namespace task_detail {
 }  // namespace task_detail
 
 //! ApiTable::groupWait.
-inline int groupWait(void* storage, client::ErrorBox** error, char* message, std::size_t size)
+inline int groupWait(void* storage, table::ErrorBox** error, char* message, std::size_t size)
 {
     task_detail::Group* g = task_detail::openGroup(storage);
-    if (!g) return client::kOk;
+    if (!g) return table::kOk;
     // A recursion's join on a worker: the group's tasks are on top of its
     // own deque; once they are run and none failed, nothing is left to do
     // (the full wait is out of line: this path is one of every spawn's two
@@ -316,7 +316,7 @@ inline int groupWait(void* storage, client::ErrorBox** error, char* message, std
                             engine::Scheduler::OwnJoin::done &&
                         !ctx.hasError()) {
         task_detail::closeGroup(g);
-        return client::kOk;
+        return table::kOk;
     }
     return task_detail::waitForGroup(g, error, message, size);
 }

@@ -1,5 +1,5 @@
 // The runtime's thread counts: availableCores() and defaultThreads()
-// computed, cached and served to clients (client/api_table.h).
+// computed, cached and served to clients (table/api_table.h).
 //
 // availableCores() follows the rules of parallelly::availableCores() (see
 // engine/cores.h); defaultThreads() is what pools and loops use when no count
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "../client/api_table.h"
+#include "../table/api_table.h"
 #include "../engine/cores.h"
 #include "../engine/runtime.h"
 #include "../host/main_thread.h"

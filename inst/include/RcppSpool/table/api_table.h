@@ -26,7 +26,7 @@
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
-namespace client {
+namespace table {
 
 //! What a call through the table reports.
 enum ApiStatus : int {
@@ -136,7 +136,7 @@ struct ApiTable {
     //! or unregisters it (0): once that returns, `draw` is not called again.
     void (*registerProgress)(int add, void* self, DrawFn draw);
 
-    // -- version 3: pools, tasks, futures, groups (handles and client/task_unit.h) --
+    // -- version 3: pools, tasks, futures, groups (handles and task_unit.h) --
     //! A new pool of nWorkers workers (kAutoThreads: defaultThreads()), its handle into `*pool`.
     int (*poolCreate)(std::size_t nWorkers, void** pool, char* message, std::size_t messageSize);
     //! Waits for running tasks, drops queued ones, frees the pool.
@@ -217,6 +217,6 @@ struct ApiTable {
 //! The version of the table these headers know.
 constexpr std::uint32_t kApiVersion = 4;
 
-}  // namespace client
+}  // namespace table
 }  // namespace RCPPSPOOL_ABI
 }  // namespace RcppSpool
