@@ -1,4 +1,4 @@
-# One runtime per R process (inst/include/RcppSpool/client/api_table.h,
+# One runtime per R process (inst/include/RcppSpool/table/api_table.h,
 # engine/thread_lender.h, src/runtime_owner.h). Throwaway client packages,
 # built with R CMD INSTALL against the installed headers, against a copy of
 # them whose runtime classes have another layout (same ABI number), and
@@ -515,7 +515,7 @@ test_that("a package built against runtime classes of another layout, with the s
   # more than the installed runtime's, under the same ABI number. Its loops
   # (parallelFor, parallelReduce, nested in spoolA's loops and the other way
   # round) are the runtime's code, reached through the table of
-  # client/api_table.h: they touch none of those layouts, in either load
+  # table/api_table.h: they touch none of those layouts, in either load
   # order, with one set of workers. So are the host's services (its output
   # queue, main-thread queue and progress registry have a member more too):
   # lines printed by its loop bodies, a progress counter. So is the task

@@ -163,7 +163,7 @@ test_that("a bad RCPPSPOOL_NUM_THREADS gives one warning and is ignored", {
 # A package that only has `LinkingTo: RcppSpool`: C++ code with R's C API
 # and our headers, no Rcpp, loaded without our namespace. Its counts are the
 # runtime's (RcppSpool's shared library, through the table of
-# client/api_table.h): its first call on R's main thread loads RcppSpool's
+# table/api_table.h): its first call on R's main thread loads RcppSpool's
 # namespace; a first call on another thread is an error that says what to add.
 foreign_code <- '
 #include <RcppSpool/cores.h>

@@ -60,7 +60,7 @@ test_that("a package built against newer headers names both versions in its erro
   x <- readLines(file.path(newer, "RcppSpool", "version.h"))
   x <- sub(paste0("\"", v$string, "\""), paste0("\"", v$major, ".999.", v$patch, "\""), x, fixed = TRUE)
   writeLines(x, file.path(newer, "RcppSpool", "version.h"))
-  table <- headers("include-table", "client/api_table.h", "constexpr std::uint32_t kApiVersion = ",
+  table <- headers("include-table", "table/api_table.h", "constexpr std::uint32_t kApiVersion = ",
                    "constexpr std::uint32_t kApiVersion = 99; //")
   client <- function(name, inc) {
     pkg <- file.path(dir, name)
