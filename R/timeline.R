@@ -12,6 +12,15 @@
 #' timeline shows them all. `timeline_start()` and `timeline_stop()` do the
 #' same around code that is not one expression.
 #'
+#' A package built against older headers runs its tasks (before 0.11.0),
+#' and its loops too (before 0.9.0), in its own copy of the scheduler, which
+#' records nothing; its loops since 0.9.0 run on the runtime's table and are
+#' recorded as any package's. A worker of the runtime that such a package
+#' borrows shows the time it lent as one task span a session, labelled
+#' `"older client's tasks"`, with the borrowing pool as its `id`. What R's
+#' main thread runs for it is not recorded, nor a session still running when
+#' the recording stops (as any span that ends after the recording).
+#'
 #' Each thread keeps its spans in a buffer of its own, of at most `events`
 #' spans; what does not fit is counted and reported by `summary()` as
 #' dropped. Pieces of one loop that a thread runs back to back are one chunk
@@ -104,7 +113,9 @@ check_timeline <- function(x, arg = "x") {
 #'   then 1, 2, ... for the runtime's workers and other threads), `kind`
 #'   (`"chunk"`, `"task"`, `"wait"`, `"main"` or `"zone"`), `start` and `end`
 #'   (seconds since the recording began, on one steady clock for all
-#'   threads), `label` (a zone's name, otherwise `NA`) and `id` (which loop,
+#'   threads), `label` (a zone's name; `"older client's tasks"` for a
+#'   worker lent to a package built against older headers; otherwise `NA`)
+#'   and `id` (which loop,
 #'   task group or pool the span belongs to, numbered from 1 in order of
 #'   appearance; `NA` for main-thread spans and zones). Sorted by thread,
 #'   then start.
@@ -334,7 +345,7 @@ timeline_colours <- function() {
 #'
 #' Writes Chrome's trace-event format: a JSON object whose `traceEvents` are
 #' complete events (`"ph": "X"`) with `ts` and `dur` in microseconds, `pid`,
-#' `tid` (the timeline's thread), `name` (the zone's name, else the kind),
+#' `tid` (the timeline's thread), `name` (the span's label, else the kind),
 #' `cat` (the kind) and `args` (`id` and `pieces`), sorted by thread and
 #' start, plus each thread's name as metadata. Open it at
 #' <https://ui.perfetto.dev> or in chrome://tracing.

@@ -134,7 +134,7 @@ test_that("chunk spans add up to the items' own time, every worker appears, two 
   expect_output(print(tl), "RcppSpool timeline")
 })
 
-test_that("a package built against older headers (ABI 10): its loops on the runtime's threads show", {
+test_that("a package built against older headers (ABI 10): its loops and lent workers show", {
   # Its loops go through the runtime's table (version 1's parallelFor), so
   # their chunks are recorded like anyone's (it has no TraceZone).
   skip_on_cran()
@@ -157,6 +157,27 @@ test_that("a package built against older headers (ABI 10): its loops on the runt
       "    ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();",
       "  }, static_cast<std::size_t>(Rf_asInteger(threads)));",
       "  return Rf_ScalarReal(static_cast<double>(ns.load()) * 1e-9);",
+      "}",
+      # A TaskGroup of `tasks` tasks of `us` each, from R's main thread. Its
+      # tasks run in this package's own engine, on R's main thread and on
+      # the runtime's workers that it borrows: a task on R's main thread
+      # waits (up to 10 s) until another thread has run one, so that a
+      # borrowed worker takes part however busy the machine.
+      "extern \"C\" SEXP tl_group_loop(SEXP, SEXP tasks, SEXP us) {",
+      "  const int k = Rf_asInteger(tasks);",
+      "  const long long wait = static_cast<long long>(Rf_asReal(us));",
+      "  const auto main = std::this_thread::get_id();",
+      "  std::atomic<int> offMain{0};",
+      "  RcppSpool::TaskGroup g;",
+      "  for (int t = 0; t < k; ++t) g.run([&, wait] {",
+      "    if (std::this_thread::get_id() != main) ++offMain;",
+      "    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);",
+      "    while (std::this_thread::get_id() == main && offMain.load() == 0 && std::chrono::steady_clock::now() < until)",
+      "      std::this_thread::sleep_for(std::chrono::milliseconds(1));",
+      "    std::this_thread::sleep_for(std::chrono::microseconds(wait));",
+      "  });",
+      "  g.wait();",
+      "  return Rf_ScalarInteger(offMain.load());",
       "}"), include = abi10_headers(dir, "include-abi10"))
     timeline_cache$old <- TRUE
   }
@@ -176,6 +197,23 @@ test_that("a package built against older headers (ABI 10): its loops on the runt
   expect_true(any(chunks$thread > 0))  # the runtime's workers took part
   # With a current package's loop in the same timeline: two loops.
   expect_length(unique(tl2$spans$id[tl2$spans$kind == "chunk"]), 2L)
+  # Its tasks run in its own copy of the engine, which records nothing; a
+  # worker of the runtime that it borrows shows the time it lent as task
+  # spans, labelled, one a session (the borrowing pool their id). A
+  # session ends when it finds no more work, just after the group's last
+  # task: the recording goes on a little, as a span that ends after the
+  # recording stopped is left out.
+  off_main <- NULL
+  tl3 <- timeline({ off_main <- old$group_loop(0, 8, 20000); Sys.sleep(0.2) })
+  expect_gte(off_main, 1L)
+  d3 <- as.data.frame(tl3)
+  lent <- d3[d3$kind == "task" & d3$label %in% "older client's tasks", ]
+  expect_gte(nrow(lent), 1L)
+  expect_true(all(lent$thread > 0))
+  expect_length(unique(lent$id), 1L)
+  # what the borrowed workers ran: off_main tasks of 20 ms
+  expect_gte(sum(lent$end - lent$start), 0.95 * 0.020 * off_main)
+  expect_identical(nrow(d3[d3$kind == "task", ]), nrow(lent))
 })
 
 test_that("a nested TaskGroup shows its tasks, and zones their labels", {

@@ -275,6 +275,8 @@ public:
     //! as lent (see standsAside()) if the calling thread is one of this
     //! pool's workers and not already in a session.
     void runLentSession(LentRun run, void* arg);
+    //! The label of a lent session's task span in a timeline.
+    static constexpr const char* kLentSessionLabel = "older client's tasks";
 
     //! Work runs on the caller: no workers, or we are in a forked child.
     //! (Inline: on the path of every spawn and wait; g++ stops inlining it

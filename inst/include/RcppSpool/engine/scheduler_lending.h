@@ -29,6 +29,7 @@
 
 #include "scheduler.h"
 #include "thread_lender.h"
+#include "trace.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -36,13 +37,22 @@ namespace engine {
 
 inline void Scheduler::runLentSession(LentRun run, void* arg)
 {
+    // While a timeline records, a session is one task span, labelled: the
+    // borrower's tasks run in its own copy of the engine, built against
+    // older headers without the timeline's hooks, so this span is all of
+    // them that a timeline can show (its id: the borrowing pool).
+    const std::int64_t start = trace::recording() ? trace::now() : 0;
     Worker* w = currentWorker();
-    if (!w || w->lent.load(std::memory_order_relaxed)) return run(arg, 0);
-    w->lent.store(true, std::memory_order_seq_cst);
-    run(arg, 0);
-    w->lent.store(false, std::memory_order_seq_cst);
-    // A worker that stood aside in its place may compute again.
-    if (aside_.sleepers() > 0) aside_.notifyAll();
+    if (!w || w->lent.load(std::memory_order_relaxed)) {
+        run(arg, 0);
+    } else {
+        w->lent.store(true, std::memory_order_seq_cst);
+        run(arg, 0);
+        w->lent.store(false, std::memory_order_seq_cst);
+        // A worker that stood aside in its place may compute again.
+        if (aside_.sleepers() > 0) aside_.notifyAll();
+    }
+    if (start) trace::record(trace::kTask, reinterpret_cast<std::uintptr_t>(arg), start, kLentSessionLabel);
 }
 
 inline bool Scheduler::enterOutstanding()
