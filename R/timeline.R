@@ -183,9 +183,10 @@ thread_busy <- function(start, end, kind) {
 #' it, and its imbalance: the slowest thread's time over the mean, the loop's
 #' time shared by the threads that could run it at once (those that ran it,
 #' at most [availableCores()]). 1 is perfect balance; on 2 cores, one thread
-#' doing all the work while the other idles gives 2. (R's main thread may
-#' leave a long loop to the workers after a while, to stay responsive: it
-#' then counts as one of the threads that ran it, but not as a core.)
+#' doing all the work while the other idles gives 2. (R's main thread
+#' leaves a loop whose iterations take 10 ms or more to the workers after
+#' its first, to stay responsive: it then counts as one of the threads that
+#' ran it, but not as a core.)
 #' For the recording: its wall time, the busy CPU time of all threads, the
 #' parallel efficiency (busy CPU over the wall time times the threads that
 #' could run at once: those that appear, at most [availableCores()]), and how

@@ -341,20 +341,61 @@ TEST(ParallelFor, ThreadsRunContiguousRunsAndMeetOnlyWhereBalanceNeedsIt)
     RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
 }
 
-TEST(ParallelFor, RsMainThreadLeavesALongLoopToTheWorkers)
+TEST(ParallelFor, RsMainThreadStaysInALoopOfShortPieces)
 {
     // R's main thread (the service thread) runs a loop it calls, with other
-    // participants, for ~200 us, then leaves the rest to the workers and
-    // waits, serving R. It ran about half of a loop of equal iterations
-    // before (it took part to the end).
+    // participants, as any participant does while its pieces are shorter
+    // than kCallerLeavesAfterPiece (10 ms): it serves R between them. Here
+    // each iteration takes 1 ms, and the worker's iterations wait (up to 2
+    // s) until the caller has run two of its own: a caller that left after
+    // its first piece (as it once did after 200 us) runs one, and a worker
+    // that took its place runs the second. (A piece is timed by the wall
+    // clock: on a busy machine a preempted 1-ms piece may take 10 ms and
+    // rightly send the caller away; one round of five that stays is
+    // enough, and none did with the old rule.)
     RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
     test_service::AsServiceThread service;
-    const std::ptrdiff_t n = 500;
+    const std::ptrdiff_t n = 40;
+    const auto caller = std::this_thread::get_id();
+    int most = 0;
+    for (int round = 0; round < 5 && most < 2; ++round) {
+        std::atomic<int> callerRan{0};
+        std::atomic<bool> gaveUp{false};  // one wait per round that times out, not one per iteration
+        std::vector<std::thread::id> who(static_cast<std::size_t>(n));
+        RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) {
+            if (std::this_thread::get_id() == caller) {
+                callerRan.fetch_add(1, std::memory_order_relaxed);
+            } else {
+                const auto deadline = Clock::now() + 2s;
+                while (callerRan.load(std::memory_order_relaxed) < 2 && !gaveUp.load(std::memory_order_relaxed))
+                    if (Clock::now() < deadline)
+                        std::this_thread::sleep_for(100us);
+                    else
+                        gaveUp.store(true, std::memory_order_relaxed);
+            }
+            // 1 ms by the clock (a short sleep returned at once under wine).
+            const auto until = Clock::now() + 1ms;
+            while (Clock::now() < until) {}
+            who[static_cast<std::size_t>(i)] = std::this_thread::get_id();
+        }, 2);
+        EXPECT_EQ(std::count(who.begin(), who.end(), std::thread::id()), 0) << "every index ran";
+        most = std::max(most, callerRan.load());
+    }
+    EXPECT_GE(most, 2) << "R's main thread left a loop of 1-ms pieces after its first";
+}
+
+TEST(ParallelFor, RsMainThreadLeavesALoopOfLongPiecesToTheWorkers)
+{
+    // An iteration of 15 ms is a piece of 15 ms: past kCallerLeavesAfterPiece
+    // R's main thread would answer R a piece late, so it leaves the rest to
+    // the workers after its first piece and waits, serving R.
+    RcppSpool::ThreadPool::globalInstance().setNumThreads(2);
+    test_service::AsServiceThread service;
+    const std::ptrdiff_t n = 24;
     auto runLoop = [&](std::size_t threads) {
         std::vector<std::thread::id> who(static_cast<std::size_t>(n));
         RcppSpool::parallelFor(0, n, [&](std::ptrdiff_t i) {
-            // 200 us by the clock (a sleep that short returned at once under wine).
-            const auto until = Clock::now() + 200us;
+            const auto until = Clock::now() + 15ms;
             while (Clock::now() < until) {}
             who[static_cast<std::size_t>(i)] = std::this_thread::get_id();
         }, threads);
@@ -387,14 +428,16 @@ TEST(ParallelFor, RsMainThreadSleepsWhileTheWorkersRunTheLoopItLeft)
     test_service::AsServiceThread service;
     const double cpu0 = test_platform::threadCpuSeconds();
     const auto t0 = Clock::now();
-    RcppSpool::parallelFor(0, 2000, [&](std::ptrdiff_t) {
-        const auto until = Clock::now() + 200us;
+    RcppSpool::parallelFor(0, 40, [&](std::ptrdiff_t) {
+        const auto until = Clock::now() + 11ms;
         while (Clock::now() < until) {}
     }, 2);
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double cpu = test_platform::threadCpuSeconds() - cpu0;
-    // Its own ~200 us of iterations and ~30 wake-ups: under 1% of the ~200
-    // ms in a release build, 2.0% under ThreadSanitizer (4.2 ms: each
+    // Its own first piece (an iteration of 11 ms, past
+    // kCallerLeavesAfterPiece) is not the wait's.
+    const double cpu = test_platform::threadCpuSeconds() - cpu0 - 0.011;
+    // ~30 wake-ups: under 1% of the ~220 ms in a release build (measured
+    // with 2,000 iterations of 200 us), 2.0% under ThreadSanitizer (4.2 ms: each
     // wake-up's spin and yields run instrumented), where a 2% bound failed
     // once. A wait that spins, or a caller that kept running the loop,
     // takes 50-100%: 10% tells them apart with room for instrumented builds.

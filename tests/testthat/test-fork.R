@@ -188,10 +188,9 @@ test_that("a child whose parent never used the pool makes a serial one, not a fu
     'cat("child=", paste(unique(vapply(r, paste, "", collapse = ",")), collapse = ";"), "\\n", sep = "")'
   )
   out <- kv(run_ok(code))
-  # 50 iterations, one at a time (on the caller, then on the worker: R's
-  # main thread leaves a loop that lasts to the workers); the pool was made
-  # in the child (not forked) with 1 worker; the child has 2 threads (its
-  # own and that worker).
+  # 50 iterations, one at a time (a loop of one thread runs on R's main
+  # thread); the pool was made in the child (not forked) with 1 worker; the
+  # child has 2 threads (its own and that worker).
   expect_identical(out[["child"]], "50,1,0,1,2")
 })
 

@@ -136,7 +136,7 @@ public:
 
     //! The caller's own part: runs chunks, from the first run on, until none
     //! is left. The caller counts as one of the participants. `mayLeave`: a
-    //! loop that is still going after kCallerLeavesAfter is left to the
+    //! loop whose piece took kCallerLeavesAfterPiece or more is left to the
     //! pool's workers (see run()); returns true if the caller left it so,
     //! with work left in its place.
     bool process(bool mayLeave)
@@ -241,22 +241,22 @@ private:
     static constexpr std::ptrdiff_t kLongPieceGrain = 64;
     //! After growing, one full piece in kRetime is timed (see Grain).
     static constexpr int kRetime = 8;
-    //! How long R's main thread (the host's service thread) runs a loop it
-    //! called, with other participants, before it leaves the rest to the
-    //! pool's workers and only waits, serving R (see blockingFor()). A short
-    //! loop stays on the caller, as cheap as ever; a long one leaves R's main
-    //! thread free to answer output, progress and Ctrl-C at once, not after
-    //! its piece in flight. (It was also meant to keep bodies that allocate
-    //! out of glibc's main heap, which gives freed memory back at once; a
-    //! migrated mvrsquared's page faults turned out to be its serial code's,
-    //! the same whether or not R's main thread runs rows: 14,813 a call
-    //! either way.) A loop of one participant is never left: the move would
-    //! only hand the same serial work to a worker, whose glibc arena costs
-    //! every free() an arena lookup (parallelDist's body at 1 thread, by
-    //! callgrind: 437.1 M instructions on a worker, 429.1 M on R's main
-    //! thread, oneTBB's original 429.6 M), while R's main thread serves R
-    //! between its pieces anyway.
-    static constexpr std::chrono::microseconds kCallerLeavesAfter{200};
+    //! The piece after which R's main thread (the host's service thread)
+    //! leaves a loop it called, with other participants, to the pool's
+    //! workers and only waits, serving R (see blockingFor()): a piece that
+    //! took a service period or more. Between shorter pieces it serves R
+    //! anyway (output, progress, Ctrl-C: every kServicePeriod), so it stays
+    //! in the loop, as oneTBB's and OpenMP's callers do: leaving after 200
+    //! us, as it once did, moved the caller's share of every longer loop to
+    //! a worker that was asleep (one more thread woken, the loop short of a
+    //! participant until it came: 0.04-5.8 ms) and the body's allocations to
+    //! that worker's glibc arena, where every free() looks its arena up
+    //! (parallelDist's body at 2 threads, callgrind: 437.1 M instructions
+    //! on two workers, oneTBB's original 433.5 M with R's main thread in
+    //! the loop). Pieces that long are iterations that long (a grain is one
+    //! iteration once an iteration takes kPieceTime): with them, R's main
+    //! thread would answer R a piece late; a worker takes its place instead.
+    static constexpr std::chrono::milliseconds kCallerLeavesAfterPiece{10};
 
     //! `i` rounded up to a multiple of kAlignment (negative indexes too;
     //! unchanged within kAlignment of the largest index, where it would overflow).
@@ -436,8 +436,8 @@ private:
     }
 
     //! Runs chunks of run `place`, refilling it from the others' (see
-    //! steal()), until none is left, or, when `mayLeave`, until it has run
-    //! for kCallerLeavesAfter (then returns true). Iterations done are
+    //! steal()), until none is left, or, when `mayLeave`, until one of its
+    //! pieces took kCallerLeavesAfterPiece (then returns true). Iterations done are
     //! counted once, at the end (remaining_ is shared by all participants:
     //! one atomic operation each, not one per chunk).
     bool run(int place, bool mayLeave)
@@ -446,7 +446,6 @@ private:
         Grain grain;
         std::ptrdiff_t finished = 0;
         auto lastService = std::chrono::steady_clock::now();
-        const auto started = lastService;
         auto t0 = lastService;
         bool t0IsNow = true;  // t0 was read after the last piece: the next one starts now
         Run& mine = runs()[place];
@@ -475,7 +474,8 @@ private:
             // took a third of a nested loop's time in perf).
             if (mine.left() <= 0 && !service) continue;
             const auto t1 = std::chrono::steady_clock::now();
-            if (full) grain.resize(e - b, t1 - t0);
+            const auto piece = t1 - t0;
+            if (full) grain.resize(e - b, piece);
             t0 = t1;
             t0IsNow = true;
             if (service && (t1 - lastService >= Scheduler::kServicePeriod || serviceRequested())) {
@@ -483,7 +483,7 @@ private:
                 lastService = t0 = std::chrono::steady_clock::now();
             }
             // (Timed: `mayLeave` is the service thread's, which times every piece.)
-            if (mayLeave && t1 - started >= kCallerLeavesAfter && fullestRun() >= 0) {
+            if (mayLeave && piece >= kCallerLeavesAfterPiece && fullestRun() >= 0) {
                 complete(finished);
                 return true;
             }
@@ -604,7 +604,7 @@ void blockingFor(Scheduler& s, std::ptrdiff_t begin, std::ptrdiff_t end, F& f, s
 {
     if (end <= begin) return endBlockingCall(nullptr);
     const std::size_t participants = std::max<std::size_t>(1, std::min(nThreads, s.concurrency()));
-    // R's main thread leaves a long loop to the other participants (see kCallerLeavesAfter).
+    // R's main thread leaves a long loop to the other participants (see kCallerLeavesAfterPiece).
     const bool mayLeave = participants > 1 && !s.inlineMode() && s.isServiceThread();
     // Iterations on workers push as the caller would (its own iterations do).
     Context* counted = participants > 1 || mayLeave ? s.contextForNewWork() : nullptr;
