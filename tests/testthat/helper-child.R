@@ -50,7 +50,18 @@ wait_for_line <- function(p, pattern, timeout = 30) {
     if (any(grepl(pattern, seen))) return(seen)
     if (!p$is_alive()) break
   }
-  stop("no line matching '", pattern, "' from the child; saw: ", paste(seen, collapse = " | "))
+  # Whether the child hung or ended (and how): a crash's report is on stderr.
+  seen <- c(seen, p$read_output_lines())
+  alive <- p$is_alive()
+  how <- if (alive) {
+    paste0("still running after ", timeout, " s")
+  } else {
+    p$wait(1000)
+    paste0("ended, exit status ", p$get_exit_status())
+  }
+  err <- tryCatch(if (alive) p$read_error_lines() else p$read_all_error_lines(), error = function(e) character())
+  stop("no line matching '", pattern, "' from the child (", how, "); saw: ", paste(seen, collapse = " | "),
+       if (length(err)) paste0("; its stderr: ", paste(utils::tail(err, 15), collapse = " | ")))
 }
 
 # Starts `fun(...)` (a function, with its arguments in `args`) in a child R
