@@ -41,25 +41,32 @@ run_child_r <- function(code, env = character(), timeout = 120) {
 }
 
 # Reads stdout lines until one matches `pattern` (or `timeout` seconds pass).
+# A child that ended is read to the end of its output before the pattern is
+# given up: its last lines may arrive between a read and the check that it
+# still runs (a child that printed the line and exited was once reported as
+# having printed nothing).
 wait_for_line <- function(p, pattern, timeout = 30) {
   seen <- character()
   deadline <- Sys.time() + timeout
-  while (Sys.time() < deadline) {
-    p$poll_io(100)
-    seen <- c(seen, p$read_output_lines())
+  repeat {
+    ended <- !p$is_alive()  # before the read: then the read gets all it wrote
+    if (ended) {
+      seen <- c(seen, p$read_all_output_lines())
+    } else {
+      p$poll_io(100)
+      seen <- c(seen, p$read_output_lines())
+    }
     if (any(grepl(pattern, seen))) return(seen)
-    if (!p$is_alive()) break
+    if (ended || Sys.time() >= deadline) break
   }
   # Whether the child hung or ended (and how): a crash's report is on stderr.
-  seen <- c(seen, p$read_output_lines())
-  alive <- p$is_alive()
-  how <- if (alive) {
-    paste0("still running after ", timeout, " s")
-  } else {
+  how <- if (ended) {
     p$wait(1000)
     paste0("ended, exit status ", p$get_exit_status())
+  } else {
+    paste0("still running after ", timeout, " s")
   }
-  err <- tryCatch(if (alive) p$read_error_lines() else p$read_all_error_lines(), error = function(e) character())
+  err <- tryCatch(if (ended) p$read_all_error_lines() else p$read_error_lines(), error = function(e) character())
   stop("no line matching '", pattern, "' from the child (", how, "); saw: ", paste(seen, collapse = " | "),
        if (length(err)) paste0("; its stderr: ", paste(utils::tail(err, 15), collapse = " | ")))
 }

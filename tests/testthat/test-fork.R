@@ -82,7 +82,7 @@ test_that("20 of 20 mclapply() runs after the pool was used finish within 30 s, 
     if (length(new_runs) || any(new == "ready")) deadline <- Sys.time() + 30
     runs <- c(runs, new_runs)
     if (!p$is_alive() && !length(new)) {
-      rest <- p$read_output_lines()
+      rest <- p$read_all_output_lines()  # the child ended: to the end of its output
       lines <- c(lines, rest)
       runs <- c(runs, grep("^run [0-9]+ ", rest, value = TRUE))
       break
