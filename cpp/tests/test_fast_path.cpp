@@ -118,6 +118,63 @@ TEST(FastPath, SpawnsJoinedAtOnceWhileAThiefStealsEachRunOnce)
     EXPECT_EQ(r.second, 0);
 }
 
+// ---- a task its owner took back --------------------------------------------------
+
+namespace {
+//! fib(n) with a pushReturn() per call on `pool`, joined at once.
+long fibTasks(RcppSpool::ThreadPool& pool, int n)
+{
+    if (n < 2) return n;
+    auto x = pool.pushReturn([&pool, n] { return fibTasks(pool, n - 1); });
+    const long y = fibTasks(pool, n - 2);
+    return x.get() + y;
+}
+}  // namespace
+
+// A worker's get() takes its own task back and runs it as a plain call,
+// counted once (not as started and finished): the pool's counts must still
+// say that nothing is queued or running once the tasks are done, also while
+// the task that spawned them still runs.
+TEST(FastPath, TasksTakenBackByTheirGetterLeaveNoCountBehind)
+{
+    RcppSpool::ThreadPool pool(1);  // one worker: every spawn is taken back (nobody steals)
+    const std::size_t pushedBefore = pool.scheduler().tasksPushed();
+    auto outer = pool.pushReturn([&] {
+        const long r = fibTasks(pool, 15);
+        return std::make_tuple(r, pool.getTasksQueued(), pool.getTasksRunning());
+    });
+    const auto r = outer.get();
+    EXPECT_EQ(std::get<0>(r), 610);
+    EXPECT_EQ(std::get<1>(r), 0u) << "tasks taken back still counted as queued";
+    EXPECT_EQ(std::get<2>(r), 1u) << "only the outer task runs";
+    pool.wait();
+    EXPECT_GE(pool.scheduler().tasksPushed() - pushedBefore, 987u);  // 1 + the 986 spawns
+    EXPECT_EQ(pool.getTasksQueued(), 0u);
+    EXPECT_EQ(pool.getTasksRunning(), 0u);
+}
+
+// A task taken back runs in its getter's frame: what it pushes counts in the
+// getter's work, so the pool's wait() still waits for it (never for nobody,
+// as RcppThread's nested loops were).
+TEST(FastPath, WorkPushedByATaskTakenBackIsWaitedFor)
+{
+    RcppSpool::ThreadPool pool(1);
+    std::atomic<bool> done{false};
+    auto outer = pool.pushReturn([&] {
+        auto f = pool.pushReturn([&] {
+            pool.push([&] {
+                std::this_thread::sleep_for(30ms);
+                done = true;
+            });
+            return 1;
+        });
+        return f.get();
+    });
+    EXPECT_EQ(outer.get(), 1);
+    pool.wait();
+    EXPECT_TRUE(done.load());
+}
+
 // ---- an exception from a task that ran inline ----------------------------------
 
 TEST(FastPath, AnExceptionOfATaskRunInlineByItsOwnerReachesItsJoinOnce)

@@ -123,6 +123,14 @@ public:
     //! less in every level of a recursion that joins so (fib with one
     //! async() a call: ~7% of its time, 2 workers, ab-bench).
     [[gnu::always_inline]] void executeOwn(Task& t) { run(t, currentWorker()); }
+    //! Runs a result task that joinOwn() took for its getter (work-first: a
+    //! spawn nobody stole, taken back by its owner), as a plain call of the
+    //! getter: no frame of its own (what it pushes counts where the
+    //! getter's own work does, as for a deferred call), counted once, as
+    //! taken back. A task counted in a context (pushed from outside the pool,
+    //! then taken by this worker in a batch) runs as executeOwn() runs it.
+    //! An error its op reports is dropped (a result task keeps its own).
+    [[gnu::always_inline]] void runTakenBack(Task& t) noexcept;
 
     //! The context a blocking call made from the current thread belongs to
     //! (for cancellation), or null outside any task.
@@ -602,6 +610,8 @@ private:
     // counting does not make every task touch a shared cache line.
     struct alignas(64) Counters {
         std::atomic<std::size_t> pushed{0}, started{0}, finished{0};
+        //! Tasks run by runTakenBack(): counted as started and finished.
+        std::atomic<std::size_t> takenBack{0};
     };
     static constexpr std::size_t kCounterSlots = 64;
     //! Where `w` counts: slot 1 + index % 63, chosen once in start() (a

@@ -80,6 +80,22 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     finish(c);
 }
 
+[[gnu::always_inline]] inline void Scheduler::runTakenBack(Task& t) noexcept
+{
+    Worker* const self = currentWorker();
+    if (t.context() || !self) {
+        executeOwn(t);
+        return;
+    }
+    // One count instead of run()'s two, no frame, no timeline span (a task
+    // without a context is none: see runRecorded()).
+    bump(counters(self).takenBack, self);
+    try {
+        t.run();
+    } catch (...) {
+    }
+}
+
 // run()'s task while a timeline records: the task as a span. Its id is the
 // group or pool it counts in (the first context that is not a running
 // task's children). A loop's ticket (no context) is no span (its chunks
@@ -148,15 +164,15 @@ inline std::size_t Scheduler::tasksPushed() const { return total(&Counters::push
 // the difference negative.
 inline std::size_t Scheduler::tasksQueued() const
 {
-    const std::size_t s = total(&Counters::started);
+    const std::size_t s = total(&Counters::started) + total(&Counters::takenBack);
     const std::size_t p = total(&Counters::pushed);
     return p > s ? p - s : 0;
 }
 
 inline std::size_t Scheduler::tasksRunning() const
 {
-    const std::size_t f = total(&Counters::finished);
-    const std::size_t s = total(&Counters::started);
+    const std::size_t f = total(&Counters::finished) + total(&Counters::takenBack);
+    const std::size_t s = total(&Counters::started) + total(&Counters::takenBack);
     return s > f ? s - f : 0;
 }
 

@@ -234,7 +234,7 @@ inline int futureJoinOwn(table::FutureCore* core, table::TaskOp kind)
                                   [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine);
     if (joined != engine::Scheduler::OwnJoin::mine) return 0;
     core->forGetter = 1;
-    s.executeOwn(mine);
+    s.runTakenBack(mine);
     return 1;
 }
 
