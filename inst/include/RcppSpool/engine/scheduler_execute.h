@@ -58,7 +58,7 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     } else {
         // The thread's frame slot, looked up once (each lookup is a
         // thread_local's guard and load).
-        Frame*& current = currentFrame();
+        Frame*& current = *currentFrameSlot();
         Frame frame{this, c, c ? c : &root_, nullptr, current};
         current = &frame;
         // While a timeline records, out of line: here a load and a branch
@@ -80,11 +80,10 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     finish(c);
 }
 
-[[gnu::always_inline]] inline void Scheduler::runTakenBack(Task& t) noexcept
+[[gnu::always_inline]] inline void Scheduler::runTakenBack(Task& t, Worker* const self) noexcept
 {
-    Worker* const self = currentWorker();
-    if (t.context() || !self) {
-        executeOwn(t);
+    if (t.context()) {
+        run(t, self);
         return;
     }
     // One count instead of run()'s two, no frame, no timeline span (a task
@@ -143,10 +142,11 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
 template <class Body>
 inline void Scheduler::runWithin(Context* context, Context* counted, Body&& body) noexcept
 {
-    Frame frame{this, context, counted, nullptr, currentFrame()};
-    currentFrame() = &frame;
+    Frame*& current = *currentFrameSlot();
+    Frame frame{this, context, counted, nullptr, current};
+    current = &frame;
     body();
-    currentFrame() = frame.outer;
+    current = frame.outer;
     if (frame.children) finish(frame.children);
 }
 
