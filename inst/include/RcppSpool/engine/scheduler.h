@@ -69,10 +69,6 @@ public:
     //! when the pool has no workers or lives in a forked child, or when its
     //! queue cannot grow (no memory). Never throws.
     void submit(const Task& t) noexcept;
-    //! submit() of a client's task with its own result (pushReturn, async),
-    //! counted as contextForResultTask() says: the calling thread's record
-    //! read once for its frame and its worker (see ThreadRecord).
-    void submitResult(table::TaskUnit& u) noexcept;
 
     //! Takes back from the top of the calling thread's own queue the tasks
     //! that `unneeded(task)` names (a loop's tickets once the loop has no
@@ -121,9 +117,7 @@ public:
     //! executeOwn()). No clock, no host, no hunger mark: a caller that gets
     //! OwnJoin::wait sets up a full wait (waitUntil()).
     template <class Done, class IsMine>
-    //! `self`, if given, receives the calling thread's worker of this pool
-    //! (null: OwnJoin::wait, not a worker).
-    [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine, Worker** self = nullptr);
+    [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine);
     //! Runs a task joinOwn() took, on the calling worker: execute()'s body
     //! inlined into the caller (the runtime's join of a Future), one frame
     //! less in every level of a recursion that joins so (fib with one
@@ -136,8 +130,7 @@ public:
     //! taken back. A task counted in a context (pushed from outside the pool,
     //! then taken by this worker in a batch) runs as executeOwn() runs it.
     //! An error its op reports is dropped (a result task keeps its own).
-    //! `self`: the calling thread's worker of this pool (as joinOwn() gave it).
-    [[gnu::always_inline]] void runTakenBack(Task& t, Worker* self) noexcept;
+    [[gnu::always_inline]] void runTakenBack(Task& t) noexcept;
 
     //! The context a blocking call made from the current thread belongs to
     //! (for cancellation), or null outside any task.
@@ -391,7 +384,7 @@ private:
         }
         [[gnu::noinline]] void leave()
         {
-            setWorkerTls(outer_);
+            workerTls() = outer_;
             s_.hungry_.fetch_add(1, std::memory_order_relaxed);  // vacant again
             w_->occupied.store(false, std::memory_order_release);
             if (!helper_) return;  // lentSession() does the rest
@@ -408,7 +401,7 @@ private:
                     !w->occupied.exchange(true, std::memory_order_acquire)) {
                     w_ = w;
                     outer_ = workerTls();
-                    setWorkerTls(WorkerTls{&s_, w_});
+                    workerTls() = WorkerTls{&s_, w_};
                     return;
                 }
             }
@@ -467,24 +460,14 @@ private:
 
     // Inline: read at every spawn (see prefersCallerRuns()); the slot
     // itself, one thread-local access (see currentFrame()).
-    [[gnu::always_inline]] RCPPSPOOL_HIDDEN static WorkerTls workerTls() noexcept
+    [[gnu::always_inline]] RCPPSPOOL_HIDDEN static WorkerTls& workerTls() noexcept
     {
-        const ThreadRecord& r = threadRecord();
-        return {r.scheduler, static_cast<Worker*>(r.worker)};
+        return *runtime::threadState<WorkerTls, runtime::ThreadSlot::worker>();
     }
-    //! Makes the calling thread `tls.worker` of `tls.scheduler` (or no worker); its frame stays.
-    RCPPSPOOL_HIDDEN static void setWorkerTls(const WorkerTls& tls) noexcept
+    [[gnu::always_inline]] Worker* currentWorker() const noexcept
     {
-        ThreadRecord& r = threadRecord();
-        r.scheduler = tls.scheduler;
-        r.worker = tls.worker;
-    }
-    [[gnu::always_inline]] Worker* currentWorker() const noexcept { return workerIn(threadRecord()); }
-    //! currentWorker() from the calling thread's record `r` (read once by a
-    //! caller that also needs its frame).
-    [[gnu::always_inline]] Worker* workerIn(const ThreadRecord& r) const noexcept
-    {
-        return r.scheduler == this ? static_cast<Worker*>(r.worker) : nullptr;
+        auto& tls = workerTls();
+        return tls.scheduler == this ? tls.worker : nullptr;
     }
 
     //! Starts `n` workers: threads, or, with a lender, slots for its threads.
@@ -504,11 +487,6 @@ private:
     //! the deque, or the pusher sees the sleeper and wakes it.
     bool hasVisibleWork() const;
 
-    //! submit() on the calling thread, whose worker of this pool is `w`
-    //! (null: none). Inline in both (one out-of-line copy, shared by g++
-    //! between the runtime's two submit paths, looked the thread's record
-    //! up again: 11 instructions a spawn in an R client).
-    [[gnu::always_inline]] void submitFrom(Worker* w, const Task& t) noexcept;
     //! Pushes onto worker `w`'s own deque (called on `w`'s thread).
     [[gnu::always_inline]] void pushOwn(Worker& w, const Task& t);
     //! `w` may have queued work: puts it in mayHaveWork_ (after the push:

@@ -58,7 +58,7 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     } else {
         // The thread's frame slot, looked up once (each lookup is a
         // thread_local's guard and load).
-        Frame*& current = *currentFrameSlot();
+        Frame*& current = currentFrame();
         Frame frame{this, c, c ? c : &root_, nullptr, current};
         current = &frame;
         // While a timeline records, out of line: here a load and a branch
@@ -80,10 +80,11 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     finish(c);
 }
 
-[[gnu::always_inline]] inline void Scheduler::runTakenBack(Task& t, Worker* const self) noexcept
+[[gnu::always_inline]] inline void Scheduler::runTakenBack(Task& t) noexcept
 {
-    if (t.context()) {
-        run(t, self);
+    Worker* const self = currentWorker();
+    if (t.context() || !self) {
+        executeOwn(t);
         return;
     }
     // One count instead of run()'s two, no frame, no timeline span (a task
@@ -142,11 +143,10 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
 template <class Body>
 inline void Scheduler::runWithin(Context* context, Context* counted, Body&& body) noexcept
 {
-    Frame*& current = *currentFrameSlot();
-    Frame frame{this, context, counted, nullptr, current};
-    current = &frame;
+    Frame frame{this, context, counted, nullptr, currentFrame()};
+    currentFrame() = &frame;
     body();
-    current = frame.outer;
+    currentFrame() = frame.outer;
     if (frame.children) finish(frame.children);
 }
 

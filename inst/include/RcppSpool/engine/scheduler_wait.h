@@ -118,11 +118,9 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
 }
 
 template <class Done, class IsMine>
-[[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwn(Done&& done, IsMine&& isMine, Task& mine,
-                                                                     Worker** self)
+[[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwn(Done&& done, IsMine&& isMine, Task& mine)
 {
     Worker* const w = currentWorker();
-    if (self) *self = w;
     if (!w || inlineMode()) return OwnJoin::wait;
     return joinOwnOn(*w, done, isMine, mine);
 }

@@ -150,7 +150,7 @@ inline bool Scheduler::standsAside(const Worker& w) const
 inline void Scheduler::workerLoop(Worker& w)
 {
     const WorkerTls outer = workerTls();  // a lent thread may be a worker of its lender's
-    setWorkerTls(WorkerTls{this, &w});
+    workerTls() = WorkerTls{this, &w};
     Task t;
     bool woke = false;  // back from sleep: see below
     // Counted in hungry_ from its start (see start()) and from the moment
@@ -228,7 +228,7 @@ inline void Scheduler::workerLoop(Worker& w)
         woke = true;
     }
     hunger.set(false);  // before the thread is no longer a worker
-    setWorkerTls(outer);
+    workerTls() = outer;
 }
 
 }  // namespace engine

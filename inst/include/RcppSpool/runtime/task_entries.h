@@ -159,22 +159,23 @@ namespace task_detail {
 }
 }  // namespace task_detail
 
-//! ApiTable::submit. (Scheduler's submits never throw: the common paths
-//! need no handler.)
+//! ApiTable::submit.
 inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char* message, std::size_t size) noexcept
 {
     Pool& p = task_detail::poolAt(pool);
+    engine::Context* ctx;
     if (how == table::kSubmitToGroup) {
-        engine::Context& ctx = task_detail::groupOn(group, pool).ctx;
-        ctx.add(1);
-        p.scheduler().submit(engine::Task::of(*task, &ctx));
+        ctx = &task_detail::groupOn(group, pool).ctx;
     } else if (how == table::kSubmitResult && !p.stoppedByJoin()) {
         // A result task: counted by the caller's pool from outside it, by
         // nobody from inside (its Future waits for it).
-        p.scheduler().submitResult(*task);
+        ctx = p.scheduler().contextForResultTask();
     } else {
         return task_detail::submitCounted(p, how, task, message, size);
     }
+    if (ctx) ctx->add(1);
+    // (Scheduler::submit() never throws: the common paths need no handler.)
+    p.scheduler().submit(engine::Task::of(*task, ctx));
     return table::kOk;
 }
 
@@ -226,16 +227,14 @@ inline void futureCompleted(table::FutureCore* core)
 //! ApiTable::futureJoinOwn.
 inline int futureJoinOwn(table::FutureCore* core, table::TaskOp kind)
 {
-    // (Whether the result is ready is the join's first look.)
-    if (!core->pool) return 0;
+    if (!core->pool || core->ready.load(std::memory_order_acquire)) return 0;
     engine::Scheduler& s = task_detail::poolAt(core->pool).scheduler();
     engine::Task mine;
-    engine::Scheduler::Worker* self;
     const auto joined = s.joinOwn([core] { return core->ready.load(std::memory_order_acquire) != 0; },
-                                  [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine, &self);
+                                  [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine);
     if (joined != engine::Scheduler::OwnJoin::mine) return 0;
     core->forGetter = 1;
-    s.runTakenBack(mine, self);
+    s.runTakenBack(mine);
     return 1;
 }
 
