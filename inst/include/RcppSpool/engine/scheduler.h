@@ -117,7 +117,9 @@ public:
     //! executeOwn()). No clock, no host, no hunger mark: a caller that gets
     //! OwnJoin::wait sets up a full wait (waitUntil()).
     template <class Done, class IsMine>
-    [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine);
+    //! `self`, if given, receives the calling thread's worker of this pool
+    //! (null with OwnJoin::wait: not a worker).
+    [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine, Worker** self = nullptr);
     //! Runs a task joinOwn() took, on the calling worker: execute()'s body
     //! inlined into the caller (the runtime's join of a Future), one frame
     //! less in every level of a recursion that joins so (fib with one
@@ -130,7 +132,8 @@ public:
     //! taken back. A task counted in a context (pushed from outside the pool,
     //! then taken by this worker in a batch) runs as executeOwn() runs it.
     //! An error its op reports is dropped (a result task keeps its own).
-    [[gnu::always_inline]] void runTakenBack(Task& t) noexcept;
+    //! `self`: the calling worker, as joinOwn() gave it.
+    [[gnu::always_inline]] void runTakenBack(Task& t, Worker* self) noexcept;
 
     //! The context a blocking call made from the current thread belongs to
     //! (for cancellation), or null outside any task.
@@ -610,7 +613,8 @@ private:
     // counting does not make every task touch a shared cache line.
     struct alignas(64) Counters {
         std::atomic<std::size_t> pushed{0}, started{0}, finished{0};
-        //! Tasks run by runTakenBack(): counted as started and finished.
+        //! Tasks run by runTakenBack(): never started nor finished, so
+        //! tasksQueued() counts them as started; tasksRunning() needs nothing.
         std::atomic<std::size_t> takenBack{0};
     };
     static constexpr std::size_t kCounterSlots = 64;

@@ -80,11 +80,10 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     finish(c);
 }
 
-[[gnu::always_inline]] inline void Scheduler::runTakenBack(Task& t) noexcept
+[[gnu::always_inline]] inline void Scheduler::runTakenBack(Task& t, Worker* const self) noexcept
 {
-    Worker* const self = currentWorker();
-    if (t.context() || !self) {
-        executeOwn(t);
+    if (t.context()) {
+        run(t, self);
         return;
     }
     // One count instead of run()'s two, no frame, no timeline span (a task
@@ -171,8 +170,8 @@ inline std::size_t Scheduler::tasksQueued() const
 
 inline std::size_t Scheduler::tasksRunning() const
 {
-    const std::size_t f = total(&Counters::finished) + total(&Counters::takenBack);
-    const std::size_t s = total(&Counters::started) + total(&Counters::takenBack);
+    const std::size_t f = total(&Counters::finished);
+    const std::size_t s = total(&Counters::started);
     return s > f ? s - f : 0;
 }
 

@@ -118,9 +118,11 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
 }
 
 template <class Done, class IsMine>
-[[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwn(Done&& done, IsMine&& isMine, Task& mine)
+[[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwn(Done&& done, IsMine&& isMine, Task& mine,
+                                                                     Worker** self)
 {
     Worker* const w = currentWorker();
+    if (self) *self = w;
     if (!w || inlineMode()) return OwnJoin::wait;
     return joinOwnOn(*w, done, isMine, mine);
 }

@@ -230,11 +230,12 @@ inline int futureJoinOwn(table::FutureCore* core, table::TaskOp kind)
     if (!core->pool || core->ready.load(std::memory_order_acquire)) return 0;
     engine::Scheduler& s = task_detail::poolAt(core->pool).scheduler();
     engine::Task mine;
+    engine::Scheduler::Worker* self = nullptr;
     const auto joined = s.joinOwn([core] { return core->ready.load(std::memory_order_acquire) != 0; },
-                                  [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine);
+                                  [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine, &self);
     if (joined != engine::Scheduler::OwnJoin::mine) return 0;
     core->forGetter = 1;
-    s.runTakenBack(mine);
+    s.runTakenBack(mine, self);
     return 1;
 }
 
