@@ -12,6 +12,7 @@
 #include "timeline_entries.h"
 
 #include <R_ext/Rdynload.h>
+#include <R_ext/Visibility.h>
 
 namespace {
 
@@ -45,7 +46,7 @@ const R_CallMethodDef callEntries[] = {
 
 }  // namespace
 
-extern "C" void R_init_RcppSpool(DllInfo* dll)
+extern "C" attribute_visible void R_init_RcppSpool(DllInfo* dll)
 {
     R_registerRoutines(dll, nullptr, callEntries, nullptr, nullptr);
     R_useDynamicSymbols(dll, FALSE);

@@ -181,22 +181,33 @@ inline void installedVersion(bool loaded, char* out, std::size_t size)
 
 }  // namespace api_detail
 
-//! The runtime's table: RcppSpool's, found when this shared object was
-//! loaded or at the first call on R's main thread. Throws
-//! std::runtime_error when it cannot be had: off the main thread before
-//! RcppSpool's namespace is loaded, or when the installed RcppSpool is older
-//! than these headers (the error names both versions).
-inline const table::ApiTable& api()
+namespace api_detail {
+//! api() before the table is known (out of line: once per shared object).
+[[gnu::noinline, gnu::cold]] inline const table::ApiTable& firstApi()
 {
-    if (const table::ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return *t;
+    if (const table::ApiTable* t = cache().load(std::memory_order_acquire)) return *t;
     if (!host::isMainThread())
         throw std::runtime_error(
             "RcppSpool: this package first called RcppSpool's runtime (a parallel loop, defaultThreads()) from a "
             "thread other than R's main thread, before RcppSpool's namespace was loaded; add RcppSpool to Imports "
             "in the package's DESCRIPTION (and importFrom(RcppSpool, availableCores) to NAMESPACE), or call "
             "loadNamespace(\"RcppSpool\") first");
-    if (const table::ApiTable* t = api_detail::find(true)) return *t;
-    api_detail::throwTooOld();
+    if (const table::ApiTable* t = find(true)) return *t;
+    throwTooOld();
+}
+}  // namespace api_detail
+
+//! The runtime's table: RcppSpool's, found when this shared object was
+//! loaded or at the first call on R's main thread. Throws
+//! std::runtime_error when it cannot be had: off the main thread before
+//! RcppSpool's namespace is loaded, or when the installed RcppSpool is older
+//! than these headers (the error names both versions). Always inline, the
+//! load only: every call of the runtime asks (as a call, 8 instructions
+//! each, three times a spawn of async() in an R client).
+[[gnu::always_inline]] inline const table::ApiTable& api()
+{
+    if (const table::ApiTable* t = api_detail::cache().load(std::memory_order_acquire)) return *t;
+    return api_detail::firstApi();
 }
 
 #endif

@@ -31,13 +31,38 @@ struct Frame {
     Frame* outer;                      //!< the frame this one interrupted (helping waits nest)
 };
 
-//! The current thread's innermost frame, or null where it runs no task.
-//! The slot itself, not a pointer to it kept in another thread_local: one
-//! thread-local access (in a shared object, two calls of __tls_get_addr
-//! fewer at every spawn).
-[[gnu::always_inline]] RCPPSPOOL_HIDDEN inline Frame*& currentFrame() noexcept
+//! The calling thread's place in the engine: whose worker it is, and what
+//! it runs. One thread-local record, not one for each: in a shared object
+//! (RcppSpool's library in R) every thread-local access is a call of
+//! __tls_get_addr (11 instructions), and a spawn asks for both (an async()
+//! in an R client: 2 such calls fewer a spawn).
+struct ThreadRecord {
+    const Scheduler* scheduler = nullptr;  //!< the pool whose worker the thread is, or null
+    void* worker = nullptr;                //!< that pool's Scheduler::Worker (see Scheduler::workerTls())
+    Frame* frame = nullptr;                //!< the innermost frame, or null where it runs no task
+};
+
+//! The calling thread's record (the thread-local itself).
+[[gnu::always_inline]] RCPPSPOOL_HIDDEN inline ThreadRecord& threadRecord() noexcept
 {
-    return *runtime::threadState<Frame*, runtime::ThreadSlot::frame>();
+    return *runtime::threadState<ThreadRecord, runtime::ThreadSlot::record>();
+}
+
+//! The current thread's innermost frame, or null where it runs no task.
+[[gnu::always_inline]] RCPPSPOOL_HIDDEN inline Frame*& currentFrame() noexcept { return threadRecord().frame; }
+
+//! The address of the current thread's frame slot, for a caller that sets
+//! it around a call: g++ computed a thread-local's address again after
+//! the call rather than keep it (in a shared object, a second call of
+//! __tls_get_addr, 11 instructions, at every task); the empty asm hides
+//! where the address came from, so it is kept.
+[[gnu::always_inline]] RCPPSPOOL_HIDDEN inline Frame** currentFrameSlot() noexcept
+{
+    Frame** slot = &currentFrame();
+#if defined(__GNUC__)
+    asm("" : "+r"(slot));
+#endif
+    return slot;
 }
 
 }  // namespace engine

@@ -33,8 +33,7 @@ enum class Slot : int {
 
 //! The same for state of which each thread has its own.
 enum class ThreadSlot : int {
-    frame,          //!< engine::Frame* (what the thread runs)
-    worker,         //!< engine::WorkerTls (whose worker the thread is)
+    record,         //!< engine::ThreadRecord (whose worker the thread is, what it runs)
     outsideToken,   //!< char (the thread's identity among live threads)
     trace,          //!< engine::trace::detail::Holder (the thread's timeline buffer)
     count

@@ -69,6 +69,10 @@ public:
     //! when the pool has no workers or lives in a forked child, or when its
     //! queue cannot grow (no memory). Never throws.
     void submit(const Task& t) noexcept;
+    //! submit() of a client's task with its own result (pushReturn, async),
+    //! counted as contextForResultTask() says: the calling thread's record
+    //! read once for its frame and its worker (see ThreadRecord).
+    void submitResult(table::TaskUnit& u) noexcept;
 
     //! Takes back from the top of the calling thread's own queue the tasks
     //! that `unneeded(task)` names (a loop's tickets once the loop has no
@@ -387,7 +391,7 @@ private:
         }
         [[gnu::noinline]] void leave()
         {
-            workerTls() = outer_;
+            setWorkerTls(outer_);
             s_.hungry_.fetch_add(1, std::memory_order_relaxed);  // vacant again
             w_->occupied.store(false, std::memory_order_release);
             if (!helper_) return;  // lentSession() does the rest
@@ -404,7 +408,7 @@ private:
                     !w->occupied.exchange(true, std::memory_order_acquire)) {
                     w_ = w;
                     outer_ = workerTls();
-                    workerTls() = WorkerTls{&s_, w_};
+                    setWorkerTls(WorkerTls{&s_, w_});
                     return;
                 }
             }
@@ -463,14 +467,24 @@ private:
 
     // Inline: read at every spawn (see prefersCallerRuns()); the slot
     // itself, one thread-local access (see currentFrame()).
-    [[gnu::always_inline]] RCPPSPOOL_HIDDEN static WorkerTls& workerTls() noexcept
+    [[gnu::always_inline]] RCPPSPOOL_HIDDEN static WorkerTls workerTls() noexcept
     {
-        return *runtime::threadState<WorkerTls, runtime::ThreadSlot::worker>();
+        const ThreadRecord& r = threadRecord();
+        return {r.scheduler, static_cast<Worker*>(r.worker)};
     }
-    [[gnu::always_inline]] Worker* currentWorker() const noexcept
+    //! Makes the calling thread `tls.worker` of `tls.scheduler` (or no worker); its frame stays.
+    RCPPSPOOL_HIDDEN static void setWorkerTls(const WorkerTls& tls) noexcept
     {
-        auto& tls = workerTls();
-        return tls.scheduler == this ? tls.worker : nullptr;
+        ThreadRecord& r = threadRecord();
+        r.scheduler = tls.scheduler;
+        r.worker = tls.worker;
+    }
+    [[gnu::always_inline]] Worker* currentWorker() const noexcept { return workerIn(threadRecord()); }
+    //! currentWorker() from the calling thread's record `r` (read once by a
+    //! caller that also needs its frame).
+    [[gnu::always_inline]] Worker* workerIn(const ThreadRecord& r) const noexcept
+    {
+        return r.scheduler == this ? static_cast<Worker*>(r.worker) : nullptr;
     }
 
     //! Starts `n` workers: threads, or, with a lender, slots for its threads.
@@ -490,6 +504,11 @@ private:
     //! the deque, or the pusher sees the sleeper and wakes it.
     bool hasVisibleWork() const;
 
+    //! submit() on the calling thread, whose worker of this pool is `w`
+    //! (null: none). Inline in both (one out-of-line copy, shared by g++
+    //! between the runtime's two submit paths, looked the thread's record
+    //! up again: 11 instructions a spawn in an R client).
+    [[gnu::always_inline]] void submitFrom(Worker* w, const Task& t) noexcept;
     //! Pushes onto worker `w`'s own deque (called on `w`'s thread).
     [[gnu::always_inline]] void pushOwn(Worker& w, const Task& t);
     //! `w` may have queued work: puts it in mayHaveWork_ (after the push:

@@ -58,7 +58,7 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
     } else {
         // The thread's frame slot, looked up once (each lookup is a
         // thread_local's guard and load).
-        Frame*& current = currentFrame();
+        Frame*& current = *currentFrameSlot();
         Frame frame{this, c, c ? c : &root_, nullptr, current};
         current = &frame;
         // While a timeline records, out of line: here a load and a branch
@@ -142,10 +142,11 @@ inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
 template <class Body>
 inline void Scheduler::runWithin(Context* context, Context* counted, Body&& body) noexcept
 {
-    Frame frame{this, context, counted, nullptr, currentFrame()};
-    currentFrame() = &frame;
+    Frame*& current = *currentFrameSlot();
+    Frame frame{this, context, counted, nullptr, current};
+    current = &frame;
     body();
-    currentFrame() = frame.outer;
+    current = frame.outer;
     if (frame.children) finish(frame.children);
 }
 

@@ -33,13 +33,26 @@ inline Context* Scheduler::contextForResultTask()
     return f && f->scheduler == this ? nullptr : &root_;
 }
 
-inline void Scheduler::submit(const Task& t) noexcept
+inline void Scheduler::submit(const Task& t) noexcept { submitFrom(currentWorker(), t); }
+
+[[gnu::noinline]] inline void Scheduler::submitResult(table::TaskUnit& u) noexcept
+{
+    // Both read at once: g++ looked the record up again after the count
+    // below (an atomic increment), another call of __tls_get_addr.
+    const ThreadRecord& r = threadRecord();
+    const Frame* const f = r.frame;
+    Worker* const w = workerIn(r);
+    Context* const ctx = f && f->scheduler == this ? nullptr : &root_;
+    if (ctx) ctx->add(1);
+    submitFrom(w, Task::of(u, ctx));
+}
+
+[[gnu::always_inline]] inline void Scheduler::submitFrom(Worker* w, const Task& t) noexcept
 {
     if (inlineMode()) {
         executeCopy(t);
         return;
     }
-    Worker* w = currentWorker();
     bump(counters(w).pushed, w);
     try {
         if (w) {

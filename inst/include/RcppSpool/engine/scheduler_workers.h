@@ -150,7 +150,7 @@ inline bool Scheduler::standsAside(const Worker& w) const
 inline void Scheduler::workerLoop(Worker& w)
 {
     const WorkerTls outer = workerTls();  // a lent thread may be a worker of its lender's
-    workerTls() = WorkerTls{this, &w};
+    setWorkerTls(WorkerTls{this, &w});
     Task t;
     bool woke = false;  // back from sleep: see below
     // Counted in hungry_ from its start (see start()) and from the moment
@@ -228,7 +228,7 @@ inline void Scheduler::workerLoop(Worker& w)
         woke = true;
     }
     hunger.set(false);  // before the thread is no longer a worker
-    workerTls() = outer;
+    setWorkerTls(outer);
 }
 
 }  // namespace engine

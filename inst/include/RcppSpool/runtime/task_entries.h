@@ -159,23 +159,22 @@ namespace task_detail {
 }
 }  // namespace task_detail
 
-//! ApiTable::submit.
+//! ApiTable::submit. (Scheduler's submits never throw: the common paths
+//! need no handler.)
 inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char* message, std::size_t size) noexcept
 {
     Pool& p = task_detail::poolAt(pool);
-    engine::Context* ctx;
     if (how == table::kSubmitToGroup) {
-        ctx = &task_detail::groupOn(group, pool).ctx;
+        engine::Context& ctx = task_detail::groupOn(group, pool).ctx;
+        ctx.add(1);
+        p.scheduler().submit(engine::Task::of(*task, &ctx));
     } else if (how == table::kSubmitResult && !p.stoppedByJoin()) {
         // A result task: counted by the caller's pool from outside it, by
         // nobody from inside (its Future waits for it).
-        ctx = p.scheduler().contextForResultTask();
+        p.scheduler().submitResult(*task);
     } else {
         return task_detail::submitCounted(p, how, task, message, size);
     }
-    if (ctx) ctx->add(1);
-    // (Scheduler::submit() never throws: the common paths need no handler.)
-    p.scheduler().submit(engine::Task::of(*task, ctx));
     return table::kOk;
 }
 
@@ -227,7 +226,8 @@ inline void futureCompleted(table::FutureCore* core)
 //! ApiTable::futureJoinOwn.
 inline int futureJoinOwn(table::FutureCore* core, table::TaskOp kind)
 {
-    if (!core->pool || core->ready.load(std::memory_order_acquire)) return 0;
+    // (Whether the result is ready is the join's first look.)
+    if (!core->pool) return 0;
     engine::Scheduler& s = task_detail::poolAt(core->pool).scheduler();
     engine::Task mine;
     engine::Scheduler::Worker* self = nullptr;
