@@ -1000,6 +1000,104 @@ TEST(OptionalAsync, ADeferredCallIsNeverLostAndKeepsWhatFuturesPromise)
     });
 }
 
+namespace optional_async {
+template <class>
+struct IsDeferrable : std::false_type {};
+template <class T, class F>
+struct IsDeferrable<RcppSpool::DeferrableFuture<T, F>> : std::true_type {};
+
+//! A call that async(async | deferred) keeps on a busy worker: spawned from
+//! deeper in the stack than the worker's last queued call (one lambda type:
+//! all its futures are of one type).
+[[gnu::noinline]] auto keptCall(std::atomic<int>& runs, int v)
+{
+    volatile char pad[256];  // a frame that is surely deeper than the caller's
+    pad[0] = 0;
+    (void)pad[0];
+    return RcppSpool::async(std::launch::async | std::launch::deferred, [&runs, v] {
+        ++runs;
+        return v;
+    });
+}
+}  // namespace optional_async
+
+// async(policy, f) returns the call's own type of future (get() runs a kept
+// call as a plain, inlinable call), which converts to every future a caller
+// may store it in, and keeps Future's promises when moved around.
+TEST(OptionalAsync, AKeptCallIsTypedAndConvertsToEveryFuture)
+{
+    const auto policy = std::launch::async | std::launch::deferred;
+    const auto small = [] { return 1; };
+    const auto large = [s = std::array<char, 64>()] { return s[0]; };
+    static_assert(optional_async::IsDeferrable<decltype(RcppSpool::async(policy, small))>::value,
+                  "a call a Future can keep: its own type");
+    static_assert(std::is_same<decltype(RcppSpool::async(policy, large)), RcppSpool::Future<char>>::value,
+                  "a call too large to keep is always queued: a Future");
+    static_assert(std::is_same<decltype(RcppSpool::async(small)), RcppSpool::Future<int>>::value,
+                  "async(f) without a policy: a Future");
+    optional_async::onBusyWorker([policy] {
+        // A call from this frame is queued (the worker's last queued frame
+        // is then this one); the calls of keptCall(), deeper, are kept: the
+        // worker runs none of them (it is busy here), their get() does.
+        std::atomic<int> runs{0};
+        RcppSpool::async(policy, [] {}).get();
+        auto make = [&runs](int v) { return optional_async::keptCall(runs, v); };
+
+        // Moved to a thread outside the pool before get(): runs there.
+        std::thread::id ranOn;
+        auto moved = make(1);
+        std::thread other([&, f = std::move(moved)]() mutable {
+            EXPECT_EQ(f.get(), 1);
+            ranOn = std::this_thread::get_id();
+        });
+        const auto otherId = other.get_id();
+        other.join();
+        EXPECT_EQ(ranOn, otherId);
+        EXPECT_FALSE(moved.valid());
+        EXPECT_EQ(runs.load(), 1);
+
+        // Move-assigned over a future that still keeps its call: that call
+        // runs first (no work lost), the moved one at get().
+        auto a = make(2);
+        auto b = make(3);
+        b = std::move(a);
+        EXPECT_EQ(runs.load(), 2);
+        EXPECT_FALSE(a.valid());
+        EXPECT_EQ(b.get(), 2);
+        EXPECT_EQ(runs.load(), 3);
+
+        // Stored as a Future (assigned, emplaced), std::future and std::shared_future.
+        RcppSpool::Future<int> f;
+        f = make(4);
+        std::vector<RcppSpool::Future<int>> v;
+        v.emplace_back(make(5));
+        v.push_back(make(6));
+        std::future<int> sf = make(7);
+        std::shared_future<int> shared = make(8);
+        EXPECT_EQ(runs.load(), 3);  // kept, not run
+        EXPECT_EQ(f.get(), 4);
+        EXPECT_EQ(v[0].get() + v[1].get(), 11);
+        EXPECT_EQ(sf.get(), 7);
+        EXPECT_EQ(shared.get(), 8);
+        EXPECT_EQ(shared.get(), 8);
+        EXPECT_EQ(runs.load(), 8);
+
+        // An exception comes out of get(), once; afterwards no result.
+        auto thrower = RcppSpool::async(policy, []() -> int { throw std::out_of_range("kept"); });
+        EXPECT_THROW(thrower.get(), std::out_of_range);
+        EXPECT_FALSE(thrower.valid());
+        EXPECT_THROW(thrower.get(), std::future_error);
+
+        // A void call; wait() then get().
+        auto done = RcppSpool::async(policy, [&runs] { ++runs; });
+        done.wait();
+        EXPECT_EQ(runs.load(), 9);
+        EXPECT_TRUE(done.valid());
+        done.get();
+        EXPECT_FALSE(done.valid());
+    });
+}
+
 // What callers may rely on: a deferred call does not run at an unexpected
 // moment, so a task may hold a lock while it spawns work that takes the same
 // lock (running the call at once, inline, would deadlock here).

@@ -17,6 +17,7 @@
 #include "RcppSpool/version.h"  // RCPPSPOOL_VERSION_STRING: the package version of these headers
 
 #include "RcppSpool/cores.h"
+#include "RcppSpool/deferrable_future.h"
 #include "RcppSpool/future.h"
 #include "RcppSpool/interrupt.h"
 #include "RcppSpool/on_main_thread.h"

@@ -42,6 +42,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <system_error>
 #include <thread>
 #include <typeinfo>
@@ -133,9 +134,15 @@ struct StdAsync {
     }
 };
 
-//! The future type a spawner returns for a task with result R.
+//! What spawner A's spawn() returns for a task with result R.
 template <class A, class R>
-using FutureOf = decltype(A::spawn(std::declval<R (*)()>()));
+using SpawnedOf = decltype(A::spawn(std::declval<R (*)()>()));
+//! The type a vector of futures of spawner A holds for results of type R:
+//! what its spawn() returns, or the RcppSpool::Future<R> it converts to
+//! (RcppSpool's async(policy, f) returns a type per callable).
+template <class A, class R>
+using FutureOf = std::conditional_t<std::is_convertible<SpawnedOf<A, R>, RcppSpool::Future<R>>::value,
+                                    RcppSpool::Future<R>, SpawnedOf<A, R>>;
 
 // ---- threads ----------------------------------------------------------------
 

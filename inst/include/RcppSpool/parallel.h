@@ -12,6 +12,7 @@
 #include "client/future_state.h"
 #include "client/loop_call.h"
 #include "cores.h"
+#include "deferrable_future.h"
 #include "future.h"
 #include "thread_pool.h"
 
@@ -114,31 +115,39 @@ template <class Call>
 //!   `std::launch::async` would: kept on its thread, they would be out of
 //!   every thief's reach. Callables larger than 48 bytes, or aligned beyond
 //!   a pointer, are queued.
+//!
+//! The result is a DeferrableFuture<R, Call> (Call: `f` bound to its
+//! arguments), a Future<R> that keeps a deferred call itself, typed, so
+//! that get() runs it as a plain call; it converts by move to Future<R>,
+//! std::future<R> and std::shared_future<R>. For a callable that is always
+//! queued (see above) it is a Future<R>.
 template <class F, class... Args>
-auto async(std::launch policy, F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
+auto async(std::launch policy, F&& f, Args&&... args)
 {
     using R = detail::ResultOf<F, Args...>;
+    using Call = decltype(detail::bind(std::forward<F>(f), std::forward<Args>(args)...));
+    constexpr bool keepable = engine::DeferredCall<R>::template fits<Call>;
+    using Result = std::conditional_t<keepable, DeferrableFuture<R, Call>, Future<R>>;
     auto& pool = ThreadPool::globalInstance();
     const bool mayQueue = (policy & std::launch::async) == std::launch::async;
     const bool mayDefer = (policy & std::launch::deferred) == std::launch::deferred;
     if (mayQueue) {
         auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
-        using Call = decltype(call);
-        if constexpr (engine::DeferredCall<R>::template fits<Call>) {
+        if constexpr (keepable) {
             const char frame = 0;  // where in the stack the spawn is (see prefersCallerRuns())
             if (mayDefer) {
                 if (RCPPSPOOL_API(prefersCallerRuns)(pool.handle(), &frame))
-                    return Future<R>(engine::deferTag, std::move(call));
-                return detail::queueCall(pool, std::move(call));
+                    return Result(engine::deferTag, std::move(call));
+                return Result(detail::queueCall(pool, std::move(call)));
             }
         }
-        return pool.pushReturn(std::move(call));
+        return Result(pool.pushReturn(std::move(call)));
     }
     auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
     auto* state = new client::FutureState<R>(pool.handle());
     // Run by the Future's own wait, while the Future holds the state.
     state->setDeferred([state, call]() mutable { state->run(call); });
-    return Future<R>(state);
+    return Result(Future<R>(state));
 }
 
 //! Waits for all work pushed to the global pool (see ThreadPool::wait()).

@@ -86,13 +86,19 @@ inline bool onServiceThread() noexcept
 //! shared object can have the runtime (an R package with LinkingTo only,
 //! asked on a thread of its own before anything loaded RcppSpool), a flag
 //! of its own, never raised: no loop of the runtime runs for it then.
-RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
-{
 #if defined(RCPPSPOOL_RUNTIME_HERE)
+[[gnu::always_inline]] RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
+{
     return engine::interruptFlag();
+}
 #else
-    static std::atomic<std::atomic<bool>*> cached{nullptr};
-    if (std::atomic<bool>* f = cached.load(std::memory_order_acquire)) return *f;
+namespace host_detail {
+//! The runtime's flag once interruptFlag() found it.
+RCPPSPOOL_HIDDEN inline std::atomic<std::atomic<bool>*> cachedInterruptFlag{nullptr};
+//! interruptFlag()'s first call: finds the flag (out of line: the inline
+//! part is a load and a test, asked at every task and deferred call).
+[[gnu::noinline]] RCPPSPOOL_HIDDEN inline std::atomic<bool>& findInterruptFlag() noexcept
+{
 #if defined(RCPPSPOOL_RUNTIME_MAY_LACK)
     const table::ApiTable* t = host_detail::tableIfAny();
 #else
@@ -100,13 +106,19 @@ RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
 #endif
     if (t) {
         auto* f = static_cast<std::atomic<bool>*>(t->interruptFlag());
-        cached.store(f, std::memory_order_release);
+        cachedInterruptFlag.store(f, std::memory_order_release);
         return *f;
     }
     static std::atomic<bool> none{false};
     return none;
-#endif
 }
+}  // namespace host_detail
+[[gnu::always_inline]] RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
+{
+    if (std::atomic<bool>* f = host_detail::cachedInterruptFlag.load(std::memory_order_acquire)) return *f;
+    return host_detail::findInterruptFlag();
+}
+#endif
 //! True once the user interrupted, until it is reported (a load).
 [[gnu::always_inline]] inline bool interruptRequested() noexcept
 {

@@ -67,8 +67,8 @@ inline bool serviceRequested() noexcept { return serviceRequests().pending.load(
 //! every task that runs asks (out of line, a call of 5 instructions a spawn).
 [[gnu::always_inline]] RCPPSPOOL_HIDDEN inline std::atomic<bool>& interruptFlag() noexcept
 {
-    static std::atomic<bool>* const flag = runtime::state<std::atomic<bool>, runtime::Slot::interruptFlag>();
-    return *flag;
+    // A constant-initialized static's address: no guard, no load.
+    return *runtime::state<std::atomic<bool>, runtime::Slot::interruptFlag>();
 }
 [[gnu::always_inline]] inline bool interruptRequested() noexcept
 {
