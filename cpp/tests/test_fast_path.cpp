@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
@@ -173,6 +174,53 @@ TEST(FastPath, WorkPushedByATaskTakenBackIsWaitedFor)
     EXPECT_EQ(outer.get(), 1);
     pool.wait();
     EXPECT_TRUE(done.load());
+}
+
+namespace {
+//! A result whose move may throw (a std::string and a move that is not
+//! noexcept): get() of a task taken back keeps it through a guard.
+struct MayThrowOnMove {
+    std::string text;
+    MayThrowOnMove() = default;
+    explicit MayThrowOnMove(std::string t) : text(std::move(t)) {}
+    MayThrowOnMove(const MayThrowOnMove&) = default;
+    MayThrowOnMove(MayThrowOnMove&& other) noexcept(false) : text(std::move(other.text)) {}
+};
+}  // namespace
+
+// Every kind of result of a task its owner takes back: a value, a value
+// whose move may throw, a move-only value, a reference, void, and an
+// exception after each (the state is freed once, ASan checks, whichever
+// path get() takes).
+TEST(FastPath, TasksTakenBackGiveEveryKindOfResult)
+{
+    static_assert(!std::is_nothrow_move_constructible<MayThrowOnMove>::value, "the guarded path");
+    RcppSpool::ThreadPool pool(1);  // one worker: its own spawns are taken back
+    int target = 5;
+    auto outer = pool.pushReturn([&] {
+        int checks = 0;
+        for (int round = 0; round < 100; ++round) {
+            checks += pool.pushReturn([] { return 42L; }).get() == 42L;
+            checks += pool.pushReturn([] { return MayThrowOnMove(std::string(40, 'm')); }).get().text.size() == 40;
+            checks += *pool.pushReturn([] { return std::make_unique<int>(3); }).get() == 3;
+            int& r = pool.pushReturn([&target]() -> int& { return target; }).get();
+            checks += &r == &target;
+            pool.pushReturn([&target] { ++target; }).get();
+            try {
+                pool.pushReturn([]() -> MayThrowOnMove { throw std::length_error("guarded"); }).get();
+            } catch (const std::length_error&) {
+                ++checks;
+            }
+            try {
+                pool.pushReturn([]() -> long { throw std::out_of_range("plain"); }).get();
+            } catch (const std::out_of_range&) {
+                ++checks;
+            }
+        }
+        return checks;
+    });
+    EXPECT_EQ(outer.get(), 600);
+    EXPECT_EQ(target, 105);
 }
 
 // ---- an exception from a task that ran inline ----------------------------------

@@ -34,3 +34,19 @@
 #else
 #define RCPPSPOOL_HIDDEN
 #endif
+
+//! On a function of the runtime's fast path that holds a task record (an
+//! array of 48 bytes) in its frame: no stack-protector canary there. R
+//! builds packages with -fstack-protector-strong (Debian's flags, and most
+//! distributions'), which guards every function with a local array: 5
+//! instructions a call, on a spawn's path several times. Only for functions
+//! that run no code of a user's inline (a task's callable is reached through
+//! its op, compiled, and guarded, in the client).
+#if defined(__has_attribute)
+#if __has_attribute(no_stack_protector)
+#define RCPPSPOOL_NO_STACK_PROTECTOR __attribute__((no_stack_protector))
+#endif
+#endif
+#if !defined(RCPPSPOOL_NO_STACK_PROTECTOR)
+#define RCPPSPOOL_NO_STACK_PROTECTOR
+#endif

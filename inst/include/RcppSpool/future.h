@@ -4,8 +4,10 @@
 #include "abi.h"
 
 #include <chrono>
+#include <exception>
 #include <future>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "client/future_state.h"
@@ -123,18 +125,50 @@ public:
 private:
     // get() of a queued task, and of a deferred call after an interrupt: out
     // of line, so that get() of a deferred call (a few nanoseconds of work in
-    // fine-grained recursion) stays small enough to inline.
+    // fine-grained recursion) stays small enough to inline. No local of its
+    // own whose address is taken (a guard object, an exception's argument):
+    // with -fstack-protector-strong (R's usual flags) such a local guards
+    // the whole function, 5 instructions a spawn; the paths that need one
+    // are calls of their own.
     [[gnu::noinline]] T getQueued()
     {
         check();
-        if (state_->runOwnTask()) {
-            client::FutureState<T>* s = std::exchange(state_, nullptr);
-            struct Delete {  // both references are ours (see runOwnTask())
+        if (state_->runOwnTask()) return takeOwn(std::exchange(state_, nullptr));
+        return waitAndTake();
+    }
+    // The result of a task the getter ran itself (see runOwnTask()): both
+    // references are ours.
+    static T takeOwn(client::FutureState<T>* s)
+    {
+        if constexpr (std::is_void<T>::value || std::is_reference<T>::value ||
+                      std::is_nothrow_move_constructible<T>::value) {
+            if (s->hasError()) rethrowAndDelete(s);
+            if constexpr (std::is_void<T>::value) {
+                delete s;
+            } else {
+                T value = s->take();
+                delete s;
+                return value;
+            }
+        } else {
+            struct Delete {
                 client::FutureState<T>* s;
                 ~Delete() { delete s; }
             } guard{s};
             return s->take();
         }
+    }
+    [[noreturn, gnu::noinline]] static void rethrowAndDelete(client::FutureState<T>* s)
+    {
+        struct Delete {
+            client::FutureState<T>* s;
+            ~Delete() { delete s; }
+        } guard{s};
+        s->take();  // throws the task's exception
+        std::terminate();  // (unreachable: the state has an error)
+    }
+    [[gnu::noinline]] T waitAndTake()
+    {
         state_->waitOrThrow();
         client::FutureState<T>* s = std::exchange(state_, nullptr);
         struct Release {
@@ -150,7 +184,11 @@ private:
     }
     void check() const
     {
-        if (!state_ && !call_) throw std::future_error(std::future_errc::no_state);
+        if (!state_ && !call_) throwNoState();
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] static void throwNoState()
+    {
+        throw std::future_error(std::future_errc::no_state);
     }
     // Work the library deferred, run now into a state of its own (for wait(),
     // which keeps the result for a later get()).

@@ -110,13 +110,15 @@ public:
                 hasValue_ = true;
             }
         } catch (...) {
-            error_ = std::current_exception();
+            keepCurrentException();
         }
     }
     //! Completes after compute().
     void complete() noexcept { markReady(); }
     //! The exception compute() kept, if any.
     const std::exception_ptr& error() const noexcept { return error_; }
+    //! Whether an exception (or a cancellation) was kept instead of a result.
+    bool hasError() const noexcept { return static_cast<bool>(error_); }
 
     //! The task was dropped before it ran (pool destroyed, interrupt, error elsewhere).
     void cancel() noexcept
@@ -253,6 +255,11 @@ private:
         std::unique_ptr<state_detail::DeferredWork> work = std::move(deferred_);
         work->run();
     }
+
+    // Out of line: the exception_ptr it makes is a local whose address is
+    // taken, which in the caller (a task's op) would make
+    // -fstack-protector-strong (R's usual flags) guard every task.
+    [[gnu::noinline, gnu::cold]] void keepCurrentException() noexcept { error_ = std::current_exception(); }
 
     void markReady() noexcept
     {

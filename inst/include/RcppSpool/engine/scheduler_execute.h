@@ -46,7 +46,7 @@ inline void Scheduler::finish(Context* c)
 // writes a Task as eight 8-byte words (see TaskSlot), g++ copied it in
 // 16-byte loads, and the CPU cannot forward narrower stores to a wider load:
 // each load waited for the stores to reach the cache.
-inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
+RCPPSPOOL_NO_STACK_PROTECTOR inline void Scheduler::execute(Task& t, Worker* const self) { run(t, self); }
 
 [[gnu::always_inline]] inline void Scheduler::run(Task& t, Worker* const self)
 {

@@ -224,7 +224,7 @@ inline void futureCompleted(table::FutureCore* core)
 }
 
 //! ApiTable::futureJoinOwn.
-inline int futureJoinOwn(table::FutureCore* core, table::TaskOp kind)
+RCPPSPOOL_NO_STACK_PROTECTOR inline int futureJoinOwn(table::FutureCore* core, table::TaskOp kind)
 {
     // (Whether the result is ready is the join's first look.)
     if (!core->pool) return 0;
@@ -304,7 +304,7 @@ namespace task_detail {
 }  // namespace task_detail
 
 //! ApiTable::groupWait.
-inline int groupWait(void* storage, table::ErrorBox** error, char* message, std::size_t size)
+RCPPSPOOL_NO_STACK_PROTECTOR inline int groupWait(void* storage, table::ErrorBox** error, char* message, std::size_t size)
 {
     task_detail::Group* g = task_detail::openGroup(storage);
     if (!g) return table::kOk;
