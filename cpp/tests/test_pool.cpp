@@ -1035,12 +1035,12 @@ TEST(OptionalAsync, AKeptCallIsTypedAndConvertsToEveryFuture)
                   "a call too large to keep is always queued: a Future");
     static_assert(std::is_same<decltype(RcppSpool::async(small)), RcppSpool::Future<int>>::value,
                   "async(f) without a policy: a Future");
-    optional_async::onBusyWorker([policy] {
+    optional_async::onBusyWorker([] {
         // A call from this frame is queued (the worker's last queued frame
         // is then this one); the calls of keptCall(), deeper, are kept: the
         // worker runs none of them (it is busy here), their get() does.
         std::atomic<int> runs{0};
-        RcppSpool::async(policy, [] {}).get();
+        RcppSpool::async(std::launch::async | std::launch::deferred, [] {}).get();
         auto make = [&runs](int v) { return optional_async::keptCall(runs, v); };
 
         // Moved to a thread outside the pool before get(): runs there.
@@ -1083,13 +1083,14 @@ TEST(OptionalAsync, AKeptCallIsTypedAndConvertsToEveryFuture)
         EXPECT_EQ(runs.load(), 8);
 
         // An exception comes out of get(), once; afterwards no result.
-        auto thrower = RcppSpool::async(policy, []() -> int { throw std::out_of_range("kept"); });
+        auto thrower = RcppSpool::async(std::launch::async | std::launch::deferred,
+                                        []() -> int { throw std::out_of_range("kept"); });
         EXPECT_THROW(thrower.get(), std::out_of_range);
         EXPECT_FALSE(thrower.valid());
         EXPECT_THROW(thrower.get(), std::future_error);
 
         // A void call; wait() then get().
-        auto done = RcppSpool::async(policy, [&runs] { ++runs; });
+        auto done = RcppSpool::async(std::launch::async | std::launch::deferred, [&runs] { ++runs; });
         done.wait();
         EXPECT_EQ(runs.load(), 9);
         EXPECT_TRUE(done.valid());
