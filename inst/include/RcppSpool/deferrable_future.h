@@ -162,12 +162,7 @@ private:
     // a queued task's would).
     [[gnu::noinline]] void runKeptCall() noexcept
     {
-        if (!client::interruptRequested()) {
-            try {
-                (void)call()();
-            } catch (...) {
-            }
-        }
+        detail::runUnclaimed([this] { (void)call()(); });
         dropCall();
     }
 

@@ -17,6 +17,22 @@
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 
+namespace detail {
+//! A call the library deferred whose result nobody took (its future is
+//! going): it runs now, so no work is lost, unless the user interrupted (a
+//! queued task would be skipped then); its result and exception go, as a
+//! queued task's would. Future's and DeferrableFuture's destructors.
+template <class Run>
+void runUnclaimed(Run&& run) noexcept
+{
+    if (client::interruptRequested()) return;
+    try {
+        run();
+    } catch (...) {
+    }
+}
+}  // namespace detail
+
 //! The eventual result of a task started with pushReturn() or async().
 //!
 //! Movable, not copyable, like std::future. get() and wait() called on a pool
@@ -160,12 +176,9 @@ private:
     }
     [[noreturn, gnu::noinline]] static void rethrowAndDelete(client::FutureState<T>* s)
     {
-        struct Delete {
-            client::FutureState<T>* s;
-            ~Delete() { delete s; }
-        } guard{s};
-        s->take();  // throws the task's exception
-        std::terminate();  // (unreachable: the state has an error)
+        std::exception_ptr error = s->error();
+        delete s;
+        std::rethrow_exception(error);
     }
     [[gnu::noinline]] T waitAndTake()
     {
@@ -212,16 +225,8 @@ private:
     [[gnu::noinline]] void reset() noexcept
     {
         if (call_) {
-            // No work is lost: deferred by the library, not by the user, it
-            // runs now (its result and exception go, as a queued task's would).
-            if (client::interruptRequested()) {
-                call_.reset();
-            } else {
-                try {
-                    call_.run();
-                } catch (...) {
-                }
-            }
+            detail::runUnclaimed([this] { call_.run(); });
+            call_.reset();  // (if it did not run)
         }
         if (!state_) return;
         state_->settleQuietly();
