@@ -10,6 +10,8 @@
 #include <functional>
 #include <mutex>
 
+#include "wake_steering.h"
+
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
 namespace engine {
@@ -34,8 +36,11 @@ inline void fenceAfterChange() noexcept
 //! work), so that whichever event comes first wakes it, and only it.
 class Sleeper {
 public:
-    void signal()
+    //! Wakes the sleeper; for a `Waker::staysBusy`, off the waker's core
+    //! (see WakeSteering).
+    void signal(Waker from = Waker::leaves)
     {
+        if (from == Waker::staysBusy) steering_.steerOffCallersCore();
         {
             std::lock_guard<std::mutex> lk(m_);
             signaled_ = true;
@@ -52,10 +57,17 @@ public:
             cv_.wait_for(lk, limit, [&] { return signaled_; });
     }
 
+    //! Its waker narrowed its CPU set (tests).
+    bool steered() const noexcept { return steering_.narrowed(); }
+
 private:
     std::mutex m_;
     std::condition_variable cv_;
     bool signaled_ = false;
+    // Undone (the CPU set put back) when the Sleeper goes: its nodes,
+    // declared after it on the sleeper's stack, have left their lists then,
+    // so no waker can touch it any more.
+    WakeSteering steering_;
 };
 
 //! A sleeper's place in one SleepList (on the sleeper's stack too).
@@ -111,12 +123,12 @@ public:
     }
 
     //! Wakes the newest sleeper, if any; false if there was none.
-    bool wakeOne()
+    bool wakeOne(Waker from = Waker::leaves)
     {
         if (count_.load(std::memory_order_seq_cst) == 0) return false;
         std::lock_guard<std::mutex> lk(m_);
         SleepNode* n = head_;
-        if (n) wake(*n);
+        if (n) wake(*n, from);
         return n != nullptr;
     }
     //! Wakes every sleeper (with `key`, if not null).
@@ -153,10 +165,10 @@ private:
         n.listed = false;
         count_.fetch_sub(1, std::memory_order_relaxed);
     }
-    void wake(SleepNode& n)
+    void wake(SleepNode& n, Waker from = Waker::leaves)
     {
         unlink(n);
-        n.sleeper->signal();
+        n.sleeper->signal(from);
         wakeUps_.fetch_add(1, std::memory_order_relaxed);
     }
 
@@ -206,7 +218,7 @@ public:
     bool delist(SleepNode& node) { return list_.delist(node); }
 
     //! Wakes one sleeper, if any; false if there was none.
-    bool notifyOne() { return list_.wakeOne(); }
+    bool notifyOne(Waker from = Waker::leaves) { return list_.wakeOne(from); }
     //! Wakes every sleeper.
     void notifyAll() { list_.wakeAll(); }
 

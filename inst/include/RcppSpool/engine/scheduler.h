@@ -158,6 +158,8 @@ public:
     WakeUps wakeUps() const { return {idle_.wakeUps() + aside_.wakeUps(), waiters_.wakeUps(), aside_.wakeUps()}; }
     //! Workers asleep standing aside now (tests).
     int workersAsleepAside() const { return aside_.sleepers(); }
+    //! Workers asleep for want of work now (tests).
+    int workersAsleep() const { return idle_.sleepers(); }
     //! Workers whose deques a look for work inspects now: those that pushed
     //! since they last went idle (tests; see hasVisibleWork()).
     std::size_t workersThatMayHaveWork() const { return mayHaveWork_.size(); }
@@ -397,7 +399,7 @@ private:
             if (!helper_) return;  // lentSession() does the rest
             // What the helper queued and did not run (fire-and-forget
             // tasks of the tasks it ran) needs a thread.
-            if (s_.hasVisibleWork()) s_.wakeWorker();
+            if (s_.hasVisibleWork()) s_.wakeWorker(Waker::leaves);
             s_.leaveOutstanding();  // the last touch of the scheduler
         }
         void take()
@@ -556,12 +558,15 @@ private:
 
     //! Wakes an idle worker for new work, or, if none sleeps, a worker that
     //! went to sleep standing aside and no longer has to (see outsideLeaves()).
-    [[gnu::always_inline]] void wakeWorker();
+    //! `from`: whether the caller goes on running (a submitter: the worker
+    //! woken is kept off its core, see WakeSteering) or is about to sleep
+    //! or leave (passing a wake-up on).
+    [[gnu::always_inline]] void wakeWorker(Waker from = Waker::staysBusy);
     //! wakeWorker()'s wake-up, once somebody sleeps (out of line, so that
     //! the check inlined at every push stays small).
-    [[gnu::noinline]] void wakeSleeper()
+    [[gnu::noinline]] void wakeSleeper(Waker from)
     {
-        if (idle_.notifyOne()) return;
+        if (idle_.notifyOne(from)) return;
         if (lender_ && lendWorker()) return;
         // More sleep aside than stand aside now: wake them all; those still
         // aside go back to sleep (passing wake-ups on to idle_ only).

@@ -92,7 +92,7 @@ inline void Scheduler::lentSession(void* self, int dropped) noexcept
     }
     s->inUse_.fetch_sub(1, std::memory_order_seq_cst);
     // A push that saw every session under way asked for none: look again.
-    if (serve && !s->stopping_.load(std::memory_order_seq_cst) && s->hasVisibleWork()) s->wakeWorker();
+    if (serve && !s->stopping_.load(std::memory_order_seq_cst) && s->hasVisibleWork()) s->wakeWorker(Waker::leaves);
     s->leaveOutstanding();  // the last touch of *s
 }
 

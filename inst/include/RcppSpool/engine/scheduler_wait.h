@@ -105,7 +105,7 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
         // A borrowing pool's waiter that does not help (R's main thread)
         // sees that queued work has a session: the lender drops the
         // sessions it was asked for when it is interrupted.
-        if (lender_ && !w && hasVisibleWork()) wakeWorker();
+        if (lender_ && !w && hasVisibleWork()) wakeWorker(Waker::leaves);  // it sleeps next
         // Sleep until `key` completes (or, on a worker, new work arrives).
         auto until = std::chrono::steady_clock::now() + kParkSlice;
         if (bounded) until = std::min(until, deadline);

@@ -139,12 +139,12 @@ inline bool Scheduler::standsAside(const Worker& w) const
     return false;
 }
 
-[[gnu::always_inline]] inline void Scheduler::wakeWorker()
+[[gnu::always_inline]] inline void Scheduler::wakeWorker(Waker from)
 {
     // Nobody asleep (the common case in a busy pool, checked at every
     // push): nothing to do, and no call.
     if (idle_.sleepers() == 0 && aside_.sleepers() == 0 && !(lender_ && mayBorrow())) return;
-    wakeSleeper();
+    wakeSleeper(from);
 }
 
 inline void Scheduler::workerLoop(Worker& w)
@@ -164,7 +164,7 @@ inline void Scheduler::workerLoop(Worker& w)
             hunger.set(false);
             // We may have been woken for work we may not take now: pass
             // the wake-up on to a worker that may.
-            if (hasVisibleWork()) wakeWorker();
+            if (hasVisibleWork()) wakeWorker(Waker::leaves);
             // A bounded sleep: wakeWorker() cannot tell every freed
             // sleeper here (several outside threads leaving and joining),
             // and a client built against older headers does not call it.
