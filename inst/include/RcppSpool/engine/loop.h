@@ -17,6 +17,7 @@
 #include "aligned_new.h"
 #include "context.h"
 #include "host_hooks.h"
+#include "openmp_share.h"
 #include "range_body.h"
 #include "scheduler.h"
 #include "trace.h"
@@ -447,7 +448,9 @@ private:
         std::ptrdiff_t finished = 0;
         auto lastService = std::chrono::steady_clock::now();
         auto t0 = lastService;
+        const auto started = t0;
         bool t0IsNow = true;  // t0 was read after the last piece: the next one starts now
+        OpenMpShare openmp;   // this participant's OpenMP regions, once it has run a while
         Run& mine = runs()[place];
         std::ptrdiff_t b, e;
         while (claim(mine, grain.size, grain.settled(), b, e) || steal(place, grain, b, e)) {
@@ -475,6 +478,7 @@ private:
             if (mine.left() <= 0 && !service) continue;
             const auto t1 = std::chrono::steady_clock::now();
             const auto piece = t1 - t0;
+            if (!openmp.begun() && t1 - started >= OpenMpShare::kShareAfter) openmp.begin(maxParticipants_);
             if (full) grain.resize(e - b, piece);
             t0 = t1;
             t0IsNow = true;

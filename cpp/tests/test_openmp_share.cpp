@@ -1,0 +1,140 @@
+// OpenMP regions inside a parallel loop's body get their share of the cores
+// (engine/openmp_share.h): after a participant has run the loop for a
+// while, its OpenMP default is max(1, n / participants) threads; it is n
+// again once the loop is over, on every thread; a loop of one thread, or
+// without an OpenMP runtime loaded, leaves OpenMP alone. Built with OpenMP
+// where CMake finds it (not for Windows).
+#include <RcppSpool.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#if defined(_OPENMP) && defined(RCPPSPOOL_OPENMP_SHARE)
+#include <omp.h>
+
+namespace {
+
+void busyFor(std::chrono::microseconds d)
+{
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end) {}
+}
+
+//! The OpenMP default each body call saw, with its thread.
+struct Seen {
+    std::mutex m;
+    std::vector<int> values;
+    std::vector<std::thread::id> threads;
+    void add(int v)
+    {
+        std::lock_guard<std::mutex> lk(m);
+        values.push_back(v);
+        threads.push_back(std::this_thread::get_id());
+    }
+};
+
+}  // namespace
+
+TEST(OpenMpShare, ALongLoopsParticipantsGiveTheirOpenMpRegionsTheirShareThenTakeItBack)
+{
+    const int n = omp_get_max_threads();
+    if (n < 2) GTEST_SKIP() << "OpenMP runs on one thread here";
+    if (RcppSpool::ThreadPool::globalInstance().getNumThreads() < 2) GTEST_SKIP() << "one thread";
+    const int share = n / 2 > 1 ? n / 2 : 1;
+    Seen seen;
+    RcppSpool::parallelFor(
+        0, 40,
+        [&](std::ptrdiff_t) {
+            seen.add(omp_get_max_threads());
+            busyFor(std::chrono::milliseconds(1));
+        },
+        2);
+    int shared = 0;
+    for (int v : seen.values) {
+        EXPECT_TRUE(v == n || v == share) << v;
+        shared += v == share;
+    }
+    // The caller runs the loop for ~20 ms or more: its pieces after the
+    // first 200 us see the share.
+    EXPECT_GE(shared, 1);
+    EXPECT_EQ(omp_get_max_threads(), n) << "the caller's default back";
+    // Every worker's too (whichever ran part of the loop).
+    for (int k = 0; k < 20; ++k) {
+        RcppSpool::TaskGroup g;
+        std::atomic<int> wrong{0};
+        for (int j = 0; j < 4; ++j)
+            g.run([&] {
+                busyFor(std::chrono::microseconds(200));
+                if (omp_get_max_threads() != n) ++wrong;
+            });
+        g.wait();
+        EXPECT_EQ(wrong.load(), 0);
+    }
+}
+
+TEST(OpenMpShare, ALoopOfOneThreadLeavesOpenMpAlone)
+{
+    const int n = omp_get_max_threads();
+    Seen seen;
+    RcppSpool::parallelFor(
+        0, 20,
+        [&](std::ptrdiff_t) {
+            seen.add(omp_get_max_threads());
+            busyFor(std::chrono::milliseconds(1));
+        },
+        1);
+    for (int v : seen.values) EXPECT_EQ(v, n);
+    EXPECT_EQ(omp_get_max_threads(), n);
+}
+
+// (Not under ThreadSanitizer: it does not see libgomp's own synchronisation.)
+#if defined(__SANITIZE_THREAD__)
+#define RCPPSPOOL_TEST_NO_REGIONS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RCPPSPOOL_TEST_NO_REGIONS 1
+#endif
+#endif
+
+TEST(OpenMpShare, ARegionInTheBodyRunsOnItsShare)
+{
+#ifdef RCPPSPOOL_TEST_NO_REGIONS
+    GTEST_SKIP() << "OpenMP regions under ThreadSanitizer";
+#endif
+    const int n = omp_get_max_threads();
+    if (n < 2) GTEST_SKIP() << "OpenMP runs on one thread here";
+    if (RcppSpool::ThreadPool::globalInstance().getNumThreads() < 2) GTEST_SKIP() << "one thread";
+    const int share = n / 2 > 1 ? n / 2 : 1;
+    std::atomic<int> largest{0}, calls{0}, atShare{0};
+    RcppSpool::parallelFor(
+        0, 40,
+        [&](std::ptrdiff_t) {
+            busyFor(std::chrono::milliseconds(1));
+            int team = 0;
+#pragma omp parallel
+            {
+#pragma omp single
+                team = omp_get_num_threads();
+            }
+            int l = largest.load();
+            while (team > l && !largest.compare_exchange_weak(l, team)) {}
+            ++calls;
+            atShare += team == share;
+        },
+        2);
+    EXPECT_EQ(calls.load(), 40);
+    EXPECT_LE(largest.load(), n);
+    EXPECT_GE(atShare.load(), 1) << "regions opened late in the loop run on the share";
+}
+
+#else
+
+TEST(OpenMpShare, NotBuiltHere) { GTEST_SKIP() << "built without OpenMP, or no OpenMP sharing on this platform"; }
+
+#endif

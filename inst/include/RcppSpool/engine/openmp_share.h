@@ -1,0 +1,143 @@
+// Sharing the cores with OpenMP regions that a parallel loop's body opens.
+//
+// Why: a body that runs an OpenMP `parallel for` (its own, or a library's)
+// opens a team of omp_get_max_threads() threads (by default one per core)
+// on every participant of the loop: on 2 cores, 2 participants made 4
+// OpenMP threads, whose barriers spin against each other
+// (cpp/bench/bench_shapes.cpp, `omp-inner`: 1.9-2.3x the time of an OpenMP
+// outer loop). OpenMP itself runs a region nested in another on one thread.
+// A participant that has run a loop for a while (kShareAfter) therefore
+// gives its OpenMP regions at most their share, max(1, n / participants)
+// threads, n being what they would get, until it leaves the loop, when n
+// is put back. Only the default is changed (OpenMP's nthreads-var, a
+// per-thread setting): a region with a num_threads clause keeps it.
+//
+// The OpenMP runtime is looked up among the libraries already loaded
+// (libgomp, LLVM's libomp, Intel's libiomp5; R on Linux loads libgomp
+// itself), never loaded; a reference is kept so that it cannot be unloaded
+// under us. Not on Windows (packages link their OpenMP runtime statically
+// there), where loops leave OpenMP alone.
+#pragma once
+
+#include "../abi.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+
+#if !defined(_WIN32)
+#include <dlfcn.h>
+#define RCPPSPOOL_OPENMP_SHARE 1
+#endif
+
+namespace RcppSpool {
+inline namespace RCPPSPOOL_ABI {
+namespace engine {
+
+namespace openmp_detail {
+
+//! The two OpenMP functions we call, from the runtime the process loaded.
+struct Runtime {
+    int (*maxThreads)();
+    void (*setThreads)(int);
+};
+
+#ifdef RCPPSPOOL_OPENMP_SHARE
+//! Looks for a loaded OpenMP runtime; null if none is loaded.
+inline const Runtime* lookUp() noexcept
+{
+    static const char* const names[] = {"libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so",
+                                        "libomp.dylib", "libiomp5.dylib", "libgomp.1.dylib"};
+    for (const char* name : names) {
+        // RTLD_NOLOAD: only if loaded already; the handle (never closed)
+        // keeps it loaded as long as we may call it.
+        void* h = ::dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) continue;
+        auto get = reinterpret_cast<int (*)()>(::dlsym(h, "omp_get_max_threads"));
+        auto set = reinterpret_cast<void (*)(int)>(::dlsym(h, "omp_set_num_threads"));
+        if (get && set) return new Runtime{get, set};
+        ::dlclose(h);
+    }
+    return nullptr;
+}
+#endif
+
+//! The loaded OpenMP runtime, or null. Found once; while none is found,
+//! looked for again at most once a second (a package loaded later may
+//! bring one).
+inline const Runtime* runtime() noexcept
+{
+#ifdef RCPPSPOOL_OPENMP_SHARE
+    static std::atomic<const Runtime*> found{nullptr};
+    constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
+    static std::atomic<std::int64_t> lastLook{never};
+    if (const Runtime* r = found.load(std::memory_order_acquire)) return r;
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    std::int64_t last = lastLook.load(std::memory_order_relaxed);
+    if ((last != never && now - last < 1000) || !lastLook.compare_exchange_strong(last, now, std::memory_order_relaxed))
+        return nullptr;
+    const Runtime* r = lookUp();
+    if (!r) return nullptr;
+    const Runtime* none = nullptr;
+    if (!found.compare_exchange_strong(none, r, std::memory_order_acq_rel)) {
+        delete r;  // another thread found it first (its handle stays open: harmless)
+        return none;
+    }
+    return r;
+#else
+    return nullptr;
+#endif
+}
+
+}  // namespace openmp_detail
+
+//! One participant's share of OpenMP threads for the rest of a loop (see
+//! the file's comment): begin() sets it, the destructor (or end()) puts the
+//! thread's OpenMP default back.
+class OpenMpShare {
+public:
+    //! How long a participant runs a loop before its OpenMP regions are
+    //! limited: shorter loops pay nothing (no call into OpenMP), and an
+    //! oversubscribed region costs at most this much.
+    static constexpr std::chrono::microseconds kShareAfter{200};
+
+    OpenMpShare() noexcept = default;
+    ~OpenMpShare() { end(); }
+    OpenMpShare(const OpenMpShare&) = delete;
+    OpenMpShare& operator=(const OpenMpShare&) = delete;
+
+    //! Limits the calling thread's OpenMP regions to max(1, n /
+    //! `participants`) threads, if an OpenMP runtime is loaded and that is
+    //! fewer than they would get (n). Once per participation.
+    void begin(int participants) noexcept
+    {
+        if (begun_ || participants < 2) return;
+        begun_ = true;
+        omp_ = openmp_detail::runtime();
+        if (!omp_) return;
+        const int n = omp_->maxThreads();
+        const int share = n / participants > 1 ? n / participants : 1;
+        if (share >= n) return;
+        saved_ = n;
+        omp_->setThreads(share);
+    }
+    //! Puts the thread's OpenMP default back (if begin() changed it).
+    void end() noexcept
+    {
+        if (saved_ > 0) omp_->setThreads(saved_);
+        saved_ = 0;
+    }
+    bool begun() const noexcept { return begun_; }
+
+private:
+    const openmp_detail::Runtime* omp_ = nullptr;
+    int saved_ = 0;  // the thread's default before begin(); 0: unchanged
+    bool begun_ = false;
+};
+
+}  // namespace engine
+}  // namespace RCPPSPOOL_ABI
+}  // namespace RcppSpool
