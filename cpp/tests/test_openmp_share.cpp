@@ -11,7 +11,6 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -26,18 +25,31 @@ void busyFor(std::chrono::microseconds d)
     while (std::chrono::steady_clock::now() < end) {}
 }
 
-//! The OpenMP default each body call saw, with its thread.
+//! The OpenMP defaults body calls saw.
 struct Seen {
     std::mutex m;
     std::vector<int> values;
-    std::vector<std::thread::id> threads;
     void add(int v)
     {
         std::lock_guard<std::mutex> lk(m);
         values.push_back(v);
-        threads.push_back(std::this_thread::get_id());
     }
 };
+
+//! A loop of `iterations` 1-ms bodies on `threads` threads: the OpenMP
+//! default each body call saw.
+std::vector<int> defaultsSeenInALoop(std::ptrdiff_t iterations, std::size_t threads)
+{
+    Seen seen;
+    RcppSpool::parallelFor(
+        0, iterations,
+        [&](std::ptrdiff_t) {
+            seen.add(omp_get_max_threads());
+            busyFor(std::chrono::milliseconds(1));
+        },
+        threads);
+    return seen.values;
+}
 
 }  // namespace
 
@@ -47,16 +59,8 @@ TEST(OpenMpShare, ALongLoopsParticipantsGiveTheirOpenMpRegionsTheirShareThenTake
     if (n < 2) GTEST_SKIP() << "OpenMP runs on one thread here";
     if (RcppSpool::ThreadPool::globalInstance().getNumThreads() < 2) GTEST_SKIP() << "one thread";
     const int share = n / 2 > 1 ? n / 2 : 1;
-    Seen seen;
-    RcppSpool::parallelFor(
-        0, 40,
-        [&](std::ptrdiff_t) {
-            seen.add(omp_get_max_threads());
-            busyFor(std::chrono::milliseconds(1));
-        },
-        2);
     int shared = 0;
-    for (int v : seen.values) {
+    for (int v : defaultsSeenInALoop(40, 2)) {
         EXPECT_TRUE(v == n || v == share) << v;
         shared += v == share;
     }
@@ -81,15 +85,7 @@ TEST(OpenMpShare, ALongLoopsParticipantsGiveTheirOpenMpRegionsTheirShareThenTake
 TEST(OpenMpShare, ALoopOfOneThreadLeavesOpenMpAlone)
 {
     const int n = omp_get_max_threads();
-    Seen seen;
-    RcppSpool::parallelFor(
-        0, 20,
-        [&](std::ptrdiff_t) {
-            seen.add(omp_get_max_threads());
-            busyFor(std::chrono::milliseconds(1));
-        },
-        1);
-    for (int v : seen.values) EXPECT_EQ(v, n);
+    for (int v : defaultsSeenInALoop(20, 1)) EXPECT_EQ(v, n);
     EXPECT_EQ(omp_get_max_threads(), n);
 }
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #ifdef RCPPSPOOL_WAKE_STEERING
@@ -87,23 +88,32 @@ void waitListed(const std::atomic<bool>& listed, const SleepList& list)
     while (!listed || list.sleepers() == 0) std::this_thread::yield();
 }
 
+//! One sleeper woken by this thread with `from`: the waker pinned to
+//! `wakerCpu` (-1: not pinned); the sleeper starts before the pin, with our
+//! CPU set, unless `sleeperPinnedToo` (then it inherits the one CPU).
+Seen wakeOnce(Waker from, int wakerCpu, bool sleeperPinnedToo = false)
+{
+    SleepList list;
+    Seen seen;
+    std::atomic<bool> listed{false};
+    std::unique_ptr<PinnedHere> pin;
+    if (sleeperPinnedToo) pin.reset(new PinnedHere(wakerCpu));
+    std::thread t = sleepOnce(list, seen, listed);
+    if (!pin && wakerCpu >= 0) pin.reset(new PinnedHere(wakerCpu));
+    waitListed(listed, list);
+    EXPECT_TRUE(list.wakeOne(from));
+    t.join();
+    return seen;
+}
+
 }  // namespace
 
 TEST(WakeSteering, ASleeperWokenByABusyThreadIsKeptOffItsCoreThenGetsItsCpuSetBack)
 {
     const cpu_set_t mine = maskOfThisThread();
     if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "this process may use one CPU only";
-    SleepList list;
-    Seen seen;
-    std::atomic<bool> listed{false};
-    std::thread t = sleepOnce(list, seen, listed);  // before the pin: it inherits our CPU set
     const int here = firstCpuIn(mine);
-    {
-        PinnedHere pin(here);
-        waitListed(listed, list);
-        ASSERT_TRUE(list.wakeOne(Waker::staysBusy));
-        t.join();
-    }
+    const Seen seen = wakeOnce(Waker::staysBusy, here);
     cpu_set_t expected = mine;
     CPU_CLR(here, &expected);
     EXPECT_TRUE(seen.steered);
@@ -116,13 +126,7 @@ TEST(WakeSteering, AWakerThatLeavesChangesNothing)
 {
     const cpu_set_t mine = maskOfThisThread();
     if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "this process may use one CPU only";
-    SleepList list;
-    Seen seen;
-    std::atomic<bool> listed{false};
-    std::thread t = sleepOnce(list, seen, listed);
-    waitListed(listed, list);
-    ASSERT_TRUE(list.wakeOne(Waker::leaves));
-    t.join();
+    const Seen seen = wakeOnce(Waker::leaves, -1);
     EXPECT_FALSE(seen.steered);
     EXPECT_TRUE(sameMask(seen.during, mine));
     EXPECT_TRUE(sameMask(seen.after, mine));
@@ -130,18 +134,8 @@ TEST(WakeSteering, AWakerThatLeavesChangesNothing)
 
 TEST(WakeSteering, ASleeperThatMayRunOnOneCpuOnlyKeepsIt)
 {
-    const cpu_set_t mine = maskOfThisThread();
-    const int here = firstCpuIn(mine);
-    SleepList list;
-    Seen seen;
-    std::atomic<bool> listed{false};
-    {
-        PinnedHere pin(here);  // the sleeper inherits one CPU, the waker's
-        std::thread t = sleepOnce(list, seen, listed);
-        waitListed(listed, list);
-        ASSERT_TRUE(list.wakeOne(Waker::staysBusy));
-        t.join();
-    }
+    const int here = firstCpuIn(maskOfThisThread());
+    const Seen seen = wakeOnce(Waker::staysBusy, here, /*sleeperPinnedToo=*/true);
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(here, &one);
@@ -158,16 +152,7 @@ TEST(WakeSteering, OffWhenSwitchedOff)
         ~Restore() { RcppSpool::engine::wakeSteeringEnabled() = true; }
     } restore;
     RcppSpool::engine::wakeSteeringEnabled() = false;
-    SleepList list;
-    Seen seen;
-    std::atomic<bool> listed{false};
-    std::thread t = sleepOnce(list, seen, listed);
-    {
-        PinnedHere pin(firstCpuIn(mine));
-        waitListed(listed, list);
-        ASSERT_TRUE(list.wakeOne(Waker::staysBusy));
-        t.join();
-    }
+    const Seen seen = wakeOnce(Waker::staysBusy, firstCpuIn(mine));
     EXPECT_FALSE(seen.steered);
     EXPECT_TRUE(sameMask(seen.during, mine));
 }
