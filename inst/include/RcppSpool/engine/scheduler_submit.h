@@ -82,8 +82,10 @@ inline void Scheduler::withdraw(Unneeded&& unneeded)
     Worker* w = currentWorker();
     WorkDeque* d = w ? &w->deque : isOutsideOwner() ? &outside_ : nullptr;
     if (!d) return;
+    // Workers take from outside_ in batches: its owner takes back so.
+    auto takeBack = [w, d](Task& t) { return w ? d->pop(t) : d->popBesideBatches(t); };
     Task t;
-    while (d->pop(t)) {
+    while (takeBack(t)) {
         if (!unneeded(static_cast<const Task&>(t))) {
             // The owner's top: where it was.
             if (w)

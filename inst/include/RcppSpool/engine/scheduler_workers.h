@@ -85,7 +85,12 @@ inline bool Scheduler::takeWork(Worker& w, Task& out)
 {
     if (paused_.load(std::memory_order_relaxed)) return false;
     if (w.deque.pop(out)) return true;
-    if (outside_.steal(out)) return true;
+    // Outside submissions in batches (see WorkDeque::stealHalf()), as from
+    // the injection queue: the rest stays stealable in w's own deque.
+    if (outside_.stealHalf(out, w.deque)) {
+        if (!w.deque.empty()) advertise(w);
+        return true;
+    }
     if (injection_.takeBatch(out, w.deque, kInjectionBatch)) {
         if (!w.deque.empty()) advertise(w);  // the rest of the batch
         return true;
