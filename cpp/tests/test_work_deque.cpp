@@ -135,6 +135,32 @@ TEST(WorkDeque, ABatchIsAboutHalfAndAtMostTheLimit)
     for (auto& r : runs) ASSERT_EQ(r.load(), 1);
 }
 
+TEST(WorkDeque, ABatchTakesNoMoreThanTheThiefsDequeHoldsWithoutGrowing)
+{
+    // Once the top has moved the batch must land somewhere: a failed
+    // allocation there would lose it, so a batch never makes `into` grow.
+    const std::int64_t cap = WorkDeque::kReserveCapacity;
+    std::vector<std::atomic<int>> runs(static_cast<std::size_t>(cap + 100));
+    WorkDeque outside, own;
+    for (std::int64_t i = 0; i < cap - 3; ++i) own.push(countedTask(runs, static_cast<std::size_t>(i)));
+    for (std::int64_t i = cap; i < cap + 100; ++i) outside.push(countedTask(runs, static_cast<std::size_t>(i)));
+    Task t;
+    ASSERT_TRUE(outside.stealHalf(t, own));
+    t.run();
+    EXPECT_EQ(own.size(), cap) << "3 more: as many as fitted";
+    EXPECT_EQ(own.capacity(), cap);
+    ASSERT_TRUE(outside.stealHalf(t, own));  // full: one, run by the thief
+    t.run();
+    EXPECT_EQ(own.size(), cap);
+    EXPECT_EQ(own.capacity(), cap);
+    while (own.pop(t)) t.run();
+    while (outside.popBesideBatches(t)) t.run();
+    for (std::int64_t i = 0; i < cap + 100; ++i) {
+        if (i >= cap - 3 && i < cap) continue;  // never pushed
+        ASSERT_EQ(runs[static_cast<std::size_t>(i)].load(), 1) << i;
+    }
+}
+
 TEST(WorkDeque, APushWithAStaleTopGrowsOnlyWhenFull)
 {
     // push() checks room against the top it saw last: after thieves emptied

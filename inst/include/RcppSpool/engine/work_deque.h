@@ -123,6 +123,13 @@ public:
         bottom_.store(b + 1, std::memory_order_seq_cst);
     }
 
+    //! Owner only: how many more tasks fit before the buffer must grow.
+    std::int64_t room() const
+    {
+        return buffer_.load(std::memory_order_relaxed)->capacity -
+               (bottom_.load(std::memory_order_relaxed) - top_.load(std::memory_order_acquire));
+    }
+
     //! Owner only: pushes `n` tasks, published at once.
     void pushAll(const Task* tasks, std::int64_t n)
     {
@@ -189,7 +196,9 @@ public:
         std::int64_t t = top_.load(std::memory_order_seq_cst);
         std::int64_t b = bottom_.load(std::memory_order_seq_cst);
         if (t >= b) return false;
-        const std::int64_t k = std::min(kMaxStealBatch, std::max<std::int64_t>(1, (b - t) / 2));
+        // No more than `into` holds without growing: once the top moved,
+        // nothing may fail (a failed allocation would lose the tasks taken).
+        const std::int64_t k = std::min({kMaxStealBatch, std::max<std::int64_t>(1, (b - t) / 2), 1 + into.room()});
         Buffer* a = buffer_.load(std::memory_order_acquire);
         // Raw storage: only the k tasks read are made (Tasks are trivially copyable).
         alignas(Task) unsigned char raw[kMaxStealBatch * sizeof(Task)];
