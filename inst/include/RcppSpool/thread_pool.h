@@ -92,8 +92,11 @@ using ResultOf = typename std::conditional_t<
 
 //! A pool of worker threads with work-stealing queues.
 //!
-//! Tasks pushed from outside the pool go to a shared queue; tasks pushed by a
-//! task go to its worker's own queue, where idle workers steal them. Waiting
+//! Tasks pushed from outside the pool go to a queue of the first outside
+//! thread that pushes (R's main thread, say), from which idle workers take
+//! them in batches, or, from other outside threads, to a shared queue; tasks
+//! pushed by a task go to its worker's own queue, where idle workers steal
+//! them. Waiting
 //! (wait(), Future::get(), TaskGroup::wait()) on a worker runs other tasks, so
 //! nested loops and recursive tasks work; on R's main thread it keeps R
 //! responsive (output, progress, interrupts). Idle workers spin for a few
