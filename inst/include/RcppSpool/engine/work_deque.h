@@ -141,24 +141,7 @@ public:
     }
 
     //! Owner only: the most recently pushed task, if any.
-    [[gnu::always_inline]] bool pop(Task& out)
-    {
-        std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-        Buffer* a = buffer_.load(std::memory_order_relaxed);
-        bottom_.store(b, std::memory_order_seq_cst);
-        std::int64_t t = top_.load(std::memory_order_seq_cst);
-        if (t > b) {  // empty
-            bottom_.store(b + 1, std::memory_order_relaxed);
-            return false;
-        }
-        out = a->slot(b).load();
-        if (t < b) return true;
-        // Last task: race the thieves for it.
-        bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
-                                                std::memory_order_relaxed);
-        bottom_.store(b + 1, std::memory_order_relaxed);
-        return won;
-    }
+    [[gnu::always_inline]] bool pop(Task& out) { return popBottom<1>(out); }
 
     //! Any thread: the oldest task, if any. May fail spuriously under contention.
     bool steal(Task& out)
@@ -222,37 +205,7 @@ public:
     //! too, so its top is at most t, and its compare-exchange, if it comes
     //! later, succeeds only from t itself: it takes [t, t + kMaxStealBatch)
     //! at most, below b.
-    bool popBesideBatches(Task& out)
-    {
-        std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-        Buffer* a = buffer_.load(std::memory_order_relaxed);
-        bottom_.store(b, std::memory_order_seq_cst);
-        std::int64_t t = top_.load(std::memory_order_seq_cst);
-        if (t > b) {  // empty
-            bottom_.store(b + 1, std::memory_order_relaxed);
-            return false;
-        }
-        if (b - t >= kMaxStealBatch) {
-            out = a->slot(b).load();
-            return true;
-        }
-        if (t == b) {  // the last task: as pop(), a thief takes it alone
-            out = a->slot(b).load();
-            const bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
-                                                          std::memory_order_relaxed);
-            bottom_.store(b + 1, std::memory_order_relaxed);
-            return won;
-        }
-        bottom_.store(b + 1, std::memory_order_seq_cst);
-        while (t <= b) {  // tasks left: race the thieves for the oldest
-            Task task = a->slot(t).load();
-            if (top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_seq_cst)) {
-                out = task;
-                return true;
-            }
-        }
-        return false;
-    }
+    bool popBesideBatches(Task& out) { return popBottom<kMaxStealBatch>(out); }
 
     //! Approximate number of tasks (exact when no other thread touches it).
     std::int64_t size() const
@@ -318,6 +271,44 @@ public:
     std::int64_t capacity() const { return buffer_.load(std::memory_order_relaxed)->capacity; }
 
 private:
+    //! The owner's pop, for thieves that take up to `kReach` tasks at once
+    //! (1: steal(); kMaxStealBatch: stealHalf()): the bottom task without a
+    //! compare-exchange when at least kReach tasks lie above it, the last
+    //! task raced for as in Chase-Lev, else (fewer than kReach left, only
+    //! when kReach > 1) the oldest, taken as a thief takes it.
+    template <std::int64_t kReach>
+    [[gnu::always_inline]] bool popBottom(Task& out)
+    {
+        std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+        Buffer* a = buffer_.load(std::memory_order_relaxed);
+        bottom_.store(b, std::memory_order_seq_cst);
+        std::int64_t t = top_.load(std::memory_order_seq_cst);
+        if (t > b) {  // empty
+            bottom_.store(b + 1, std::memory_order_relaxed);
+            return false;
+        }
+        if (b - t >= kReach) {
+            out = a->slot(b).load();
+            return true;
+        }
+        if (t == b) {  // the last task: race the thieves for it
+            out = a->slot(b).load();
+            const bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                                          std::memory_order_relaxed);
+            bottom_.store(b + 1, std::memory_order_relaxed);
+            return won;
+        }
+        bottom_.store(b + 1, std::memory_order_seq_cst);
+        while (t <= b) {  // a few tasks left: race the thieves for the oldest
+            Task task = a->slot(t).load();
+            if (top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_seq_cst)) {
+                out = task;
+                return true;
+            }
+        }
+        return false;
+    }
+
     //! push() found the buffer full by the top it saw last: looks at the
     //! top again, and grows the buffer if room for `n` more is still lacking.
     [[gnu::noinline]] Buffer* makeRoom(Buffer* a, std::int64_t b, std::int64_t n = 1)
