@@ -450,7 +450,7 @@ private:
         auto t0 = lastService;
         const auto started = t0;
         bool t0IsNow = true;  // t0 was read after the last piece: the next one starts now
-        OpenMpShare openmp;   // this participant's OpenMP regions, once it has run a while
+        OpenMpShare openmp;   // this participant's OpenMP regions, from its first piece
         Run& mine = runs()[place];
         std::ptrdiff_t b, e;
         while (claim(mine, grain.size, grain.settled(), b, e) || steal(place, grain, b, e)) {
@@ -458,6 +458,7 @@ private:
                 complete(finished + (e - b) + takeTheRest());
                 return false;
             }
+            if (!openmp.begun()) openmp.begin(maxParticipants_, started);
             // The service thread times every piece: it services the host by the clock.
             const bool full = e - b >= grain.size;
             const bool timed = service || grain.timeNext(full);
@@ -478,7 +479,6 @@ private:
             if (mine.left() <= 0 && !service) continue;
             const auto t1 = std::chrono::steady_clock::now();
             const auto piece = t1 - t0;
-            if (!openmp.begun() && t1 - started >= OpenMpShare::kShareAfter) openmp.begin(maxParticipants_);
             if (full) grain.resize(e - b, piece);
             t0 = t1;
             t0IsNow = true;

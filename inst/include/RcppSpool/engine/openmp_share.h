@@ -6,11 +6,17 @@
 // OpenMP threads, whose barriers spin against each other
 // (cpp/bench/bench_shapes.cpp, `omp-inner`: 1.9-2.3x the time of an OpenMP
 // outer loop). OpenMP itself runs a region nested in another on one thread.
-// A participant that has run a loop for a while (kShareAfter) therefore
-// gives its OpenMP regions at most their share, max(1, n / participants)
-// threads, n being what they would get, until it leaves the loop, when n
-// is put back. Only the default is changed (OpenMP's nthreads-var, a
-// per-thread setting): a region with a num_threads clause keeps it.
+// A participant of a loop therefore gives its OpenMP regions at most their
+// share, max(1, n / participants) threads, n being what they would get, from
+// its first piece until it leaves the loop, when n is put back. From the
+// first piece, not after a while: a region opened on n threads leaves its
+// OpenMP threads spinning for a while after it ends (libgomp: up to
+// GOMP_SPINCOUNT turns) on the cores the loop needs; sharing only after
+// 200 us of a loop cost 1-1.5 ms of a 10 ms loop of 1000 OpenMP items
+// (`omp-inner`, 2 threads: median 11.3-11.8 ms against 9.3-10.0 ms from
+// the first piece, as OpenMP's own outer loop). Only the default is changed
+// (OpenMP's nthreads-var, a per-thread setting): a region with a
+// num_threads clause keeps it.
 //
 // The OpenMP runtime is looked up among the libraries already loaded
 // (libgomp, LLVM's libomp, Intel's libiomp5; R on Linux loads libgomp
@@ -65,19 +71,17 @@ inline const Runtime* lookUp() noexcept
 
 //! The loaded OpenMP runtime, or null. Found once; while none is found,
 //! looked for again at most once a second (a package loaded later may
-//! bring one).
-inline const Runtime* runtime() noexcept
+//! bring one): `nowMs` is the caller's clock (steady_clock, in ms), which
+//! a loop has read already.
+inline const Runtime* runtime(std::int64_t nowMs) noexcept
 {
 #ifdef RCPPSPOOL_OPENMP_SHARE
     static std::atomic<const Runtime*> found{nullptr};
     constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
     static std::atomic<std::int64_t> lastLook{never};
     if (const Runtime* r = found.load(std::memory_order_acquire)) return r;
-    const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch())
-                                 .count();
     std::int64_t last = lastLook.load(std::memory_order_relaxed);
-    if ((last != never && now - last < 1000) || !lastLook.compare_exchange_strong(last, now, std::memory_order_relaxed))
+    if ((last != never && nowMs - last < 1000) || !lastLook.compare_exchange_strong(last, nowMs, std::memory_order_relaxed))
         return nullptr;
     const Runtime* r = lookUp();
     if (!r) return nullptr;
@@ -88,22 +92,18 @@ inline const Runtime* runtime() noexcept
     }
     return r;
 #else
+    (void)nowMs;
     return nullptr;
 #endif
 }
 
 }  // namespace openmp_detail
 
-//! One participant's share of OpenMP threads for the rest of a loop (see
+//! One participant's share of OpenMP threads for its part of a loop (see
 //! the file's comment): begin() sets it, the destructor (or end()) puts the
 //! thread's OpenMP default back.
 class OpenMpShare {
 public:
-    //! How long a participant runs a loop before its OpenMP regions are
-    //! limited: shorter loops pay nothing (no call into OpenMP), and an
-    //! oversubscribed region costs at most this much.
-    static constexpr std::chrono::microseconds kShareAfter{200};
-
     OpenMpShare() noexcept = default;
     ~OpenMpShare() { end(); }
     OpenMpShare(const OpenMpShare&) = delete;
@@ -111,12 +111,14 @@ public:
 
     //! Limits the calling thread's OpenMP regions to max(1, n /
     //! `participants`) threads, if an OpenMP runtime is loaded and that is
-    //! fewer than they would get (n). Once per participation.
-    void begin(int participants) noexcept
+    //! fewer than they would get (n). `now` is the caller's clock reading
+    //! (a loop's start). Once per participation.
+    void begin(int participants, std::chrono::steady_clock::time_point now) noexcept
     {
         if (begun_ || participants < 2) return;
         begun_ = true;
-        omp_ = openmp_detail::runtime();
+        omp_ = openmp_detail::runtime(
+            std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count());
         if (!omp_) return;
         const int n = omp_->maxThreads();
         const int share = n / participants > 1 ? n / participants : 1;
@@ -124,13 +126,13 @@ public:
         saved_ = n;
         omp_->setThreads(share);
     }
+    bool begun() const noexcept { return begun_; }
     //! Puts the thread's OpenMP default back (if begin() changed it).
     void end() noexcept
     {
         if (saved_ > 0) omp_->setThreads(saved_);
         saved_ = 0;
     }
-    bool begun() const noexcept { return begun_; }
 
 private:
     const openmp_detail::Runtime* omp_ = nullptr;
