@@ -126,6 +126,7 @@ public:
         saved_ = n;
         omp_->setThreads(share);
     }
+    //! Whether begin() was called (in this participation).
     bool begun() const noexcept { return begun_; }
     //! Puts the thread's OpenMP default back (if begin() changed it).
     void end() noexcept
