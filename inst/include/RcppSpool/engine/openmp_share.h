@@ -30,7 +30,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <limits>
 
 #if !defined(_WIN32)
 #include <dlfcn.h>
@@ -69,19 +68,22 @@ inline const Runtime* lookUp() noexcept
 }
 #endif
 
-//! The loaded OpenMP runtime, or null. Found once; while none is found,
-//! looked for again at most once a second (a package loaded later may
-//! bring one): `nowMs` is the caller's clock (steady_clock, in ms), which
-//! a loop has read already.
+//! The loaded OpenMP runtime, or null. The first call looks for it, and
+//! the threads that call meanwhile wait for that look (a static's
+//! initialisation): the participants of a process's first loop all get
+//! their share (a thread told "none" while another was still looking ran
+//! its part of that loop on n OpenMP threads: seen under ThreadSanitizer).
+//! While none is found, looked for again at most once a second (a package
+//! loaded later may bring one): `nowMs` is the caller's clock (steady_clock,
+//! in ms), which a loop has read already.
 inline const Runtime* runtime(std::int64_t nowMs) noexcept
 {
 #ifdef RCPPSPOOL_OPENMP_SHARE
-    static std::atomic<const Runtime*> found{nullptr};
-    constexpr std::int64_t never = std::numeric_limits<std::int64_t>::min();
-    static std::atomic<std::int64_t> lastLook{never};
+    static std::atomic<const Runtime*> found{lookUp()};
+    static std::atomic<std::int64_t> lastLook{nowMs};
     if (const Runtime* r = found.load(std::memory_order_acquire)) return r;
     std::int64_t last = lastLook.load(std::memory_order_relaxed);
-    if ((last != never && nowMs - last < 1000) || !lastLook.compare_exchange_strong(last, nowMs, std::memory_order_relaxed))
+    if (nowMs - last < 1000 || !lastLook.compare_exchange_strong(last, nowMs, std::memory_order_relaxed))
         return nullptr;
     const Runtime* r = lookUp();
     if (!r) return nullptr;
