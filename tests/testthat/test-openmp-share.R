@@ -62,7 +62,7 @@ Rcpp::List ompSeen(int n, bool worker) {
 '
 
 test_that("a 2-thread loop's body calls all see their OpenMP share, from the first, through the table", {
-  res <- callr::r(function(code) {
+  job <- start_r_job(function(code) {
     if (RcppSpool::getThreads() < 2L) return(list(skip = "fewer than 2 threads here"))
     env <- new.env()
     ok <- tryCatch({
@@ -71,7 +71,8 @@ test_that("a 2-thread loop's body calls all see their OpenMP share, from the fir
     }, error = function(e) conditionMessage(e))
     if (!isTRUE(ok)) return(list(skip = paste("no OpenMP build here:", ok)))
     list(native = env$ompSeen(200L, FALSE), worker = env$ompSeen(200L, TRUE))
-  }, list(openmp_share_code), libpath = .libPaths())
+  }, list(openmp_share_code))
+  res <- finish_r_job(job, what = "the OpenMP client")
   skip_if(!is.null(res$skip), res$skip)
   for (kind in c("native", "worker")) {
     r <- res[[kind]]
