@@ -460,7 +460,11 @@ TEST(ParallelFor, RsMainThreadTakesItsPlaceBackWhenNoWorkerComes)
     }, 2);
     EXPECT_EQ(ran.load(), 200);
     pool.unpause();
-    pool.wait();
+    // join(), not wait(): the loop's tickets, queued while paused, start
+    // now and find the loop done, but they read the host's hooks first,
+    // which `service`'s destructor puts back (TSan saw that race once);
+    // join() returns when the workers have stopped.
+    pool.join();
 }
 
 TEST(ParallelFor, TheWorkerThatStandsAsideForTheCallerIsAlwaysTheSame)
