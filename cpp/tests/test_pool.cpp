@@ -1037,8 +1037,8 @@ TEST(OptionalAsync, AKeptCallIsTypedAndConvertsToEveryFuture)
                   "a call a Future can keep: its own type");
     static_assert(std::is_same<decltype(RcppSpool::async(policy, large)), RcppSpool::Future<char>>::value,
                   "a call too large to keep is always queued: a Future");
-    static_assert(std::is_same<decltype(RcppSpool::async(small)), RcppSpool::Future<int>>::value,
-                  "async(f) without a policy: a Future");
+    static_assert(std::is_convertible<decltype(RcppSpool::async(small)), RcppSpool::Future<int>>::value,
+                  "async(f) without a policy: a TaskFuture, converts to a Future");
     optional_async::onBusyWorker([] {
         // A call from this frame is queued (the worker's last queued frame
         // is then this one); the calls of keptCall(), deeper, are kept: the

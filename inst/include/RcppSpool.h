@@ -28,6 +28,7 @@
 #include "RcppSpool/rcppthread_names.h"
 #include "RcppSpool/reduce.h"
 #include "RcppSpool/rmatrix.h"
+#include "RcppSpool/task_future.h"
 #include "RcppSpool/task_group.h"
 #include "RcppSpool/thread.h"
 #include "RcppSpool/thread_pool.h"

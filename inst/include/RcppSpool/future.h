@@ -13,6 +13,7 @@
 #include "client/future_state.h"
 #include "client/host_calls.h"
 #include "engine/deferred_call.h"
+#include "engine/interrupt_error.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -139,6 +140,70 @@ public:
     }
 
 private:
+    template <class, class>
+    friend class TaskFuture;
+
+    // TaskFuture::get(): when `state`'s call is a `Call` held by the state
+    // (FutureState::withCall()) and its task is still on top of the calling
+    // worker's deque, the task is taken off and the call runs here, a
+    // plain call the compiler sees through, its result returned as it comes
+    // (no copy into the state, no exception kept and rethrown). Otherwise
+    // as get(). Safe for any state: the task's op says whether the state
+    // holds a `Call`. `state` is null afterwards.
+    template <class Call>
+    [[gnu::always_inline]] static T getHeld(client::FutureState<T>*& state)
+    {
+        client::FutureState<T>* s = state;
+        if (s && s->taskOp() == client::inlineOpOf<client::StateTask<T, Call>>() && s->mayTakeBack()) {
+            const int how = RCPPSPOOL_API(futureTakeBack)(s, s->taskOp());
+            state = nullptr;
+            if (how == table::kTakenBack) return runHeld<Call>(s);
+            return takeAfterJoin(s, how);
+        }
+        return Future(std::exchange(state, nullptr)).get();
+    }
+    // The call of a state whose task its getter took back: run here.
+    // Both references are ours; the call goes, then the state.
+    template <class Call>
+    [[gnu::always_inline]] static T runHeld(client::FutureState<T>* s)
+    {
+        Call& call = s->template heldCall<Call>();
+        if (client::interruptRequested()) dropHeldAndThrow<Call>(s);
+        try {
+            if constexpr (std::is_void<T>::value) {
+                call();
+                dropHeld<Call>(s);
+            } else {
+                T value = call();
+                dropHeld<Call>(s);
+                return value;
+            }
+        } catch (...) {
+            dropHeld<Call>(s);
+            throw;
+        }
+    }
+    template <class Call>
+    [[gnu::always_inline]] static void dropHeld(client::FutureState<T>* s) noexcept
+    {
+        s->template heldCall<Call>().~Call();
+        s->template freeEmpty<Call>();
+    }
+    // As a task taken back after the user's interrupt: not run.
+    template <class Call>
+    [[noreturn, gnu::noinline]] static void dropHeldAndThrow(client::FutureState<T>* s)
+    {
+        dropHeld<Call>(s);
+        std::rethrow_exception(engine::interruptError());
+    }
+    // getHeld() when the getter did not take its task back: run for it by
+    // the runtime (the result kept, unpublished), or to be waited for.
+    [[gnu::noinline]] static T takeAfterJoin(client::FutureState<T>* s, int how)
+    {
+        if (how == table::kRunForGetter) return takeOwn(s);
+        return Future(s).waitAndTake();
+    }
+
     // get() of a queued task, and of a deferred call after an interrupt: out
     // of line, so that get() of a deferred call (a few nanoseconds of work in
     // fine-grained recursion) stays small enough to inline. No local of its
@@ -160,16 +225,16 @@ private:
                       std::is_nothrow_move_constructible<T>::value) {
             if (s->hasError()) rethrowAndDelete(s);
             if constexpr (std::is_void<T>::value) {
-                delete s;
+                s->destroy();
             } else {
                 T value = s->take();
-                delete s;
+                s->destroy();
                 return value;
             }
         } else {
             struct Delete {
                 client::FutureState<T>* s;
-                ~Delete() { delete s; }
+                ~Delete() { s->destroy(); }
             } guard{s};
             return s->take();
         }
@@ -177,7 +242,7 @@ private:
     [[noreturn, gnu::noinline]] static void rethrowAndDelete(client::FutureState<T>* s)
     {
         std::exception_ptr error = s->error();
-        delete s;
+        s->destroy();
         std::rethrow_exception(error);
     }
     [[gnu::noinline]] T waitAndTake()

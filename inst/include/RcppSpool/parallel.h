@@ -14,6 +14,7 @@
 #include "cores.h"
 #include "deferrable_future.h"
 #include "future.h"
+#include "task_future.h"
 #include "thread_pool.h"
 
 namespace RcppSpool {
@@ -76,20 +77,32 @@ auto pushReturn(F&& f, Args&&... args)
 //! std::async that scales: runs `f(args...)` as a task of the global pool
 //! (never a new thread per call), arguments decay-copied. get() on a worker
 //! helps, so recursive async (fib, quicksort, ...) works on any pool size.
+//! Returns a TaskFuture<R, Call>, a Future<R> typed by the call, whose
+//! get() runs the task itself when it can take it back (see TaskFuture);
+//! it converts by move to Future<R>, std::future<R> and
+//! std::shared_future<R>. (A callable aligned beyond what operator new
+//! gives: a Future<R>.)
 template <class F, class... Args>
 auto async(F&& f, Args&&... args)
 {
-    return pushReturn(std::forward<F>(f), std::forward<Args>(args)...);
+    using R = detail::ResultOf<F, Args...>;
+    auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
+    using Call = decltype(call);
+    auto& pool = ThreadPool::globalInstance();
+    if constexpr (client::FutureState<R>::template kCanHold<Call>)
+        return pool.template pushBound<R, TaskFuture<R, Call>>(std::move(call));
+    else
+        return pool.template pushBound<R, Future<R>>(std::move(call));
 }
 
 namespace detail {
 //! pushReturn() out of line, for async(async | deferred): a caller that
 //! defers most of its calls (fine-grained recursion) then keeps a smaller
 //! frame (fewer registers saved at every call of it).
-template <class Call>
-[[gnu::noinline]] auto queueCall(ThreadPool& pool, Call&& call)
+template <class R, class Call>
+[[gnu::noinline]] Future<R> queueCall(ThreadPool& pool, Call&& call)
 {
-    return pool.pushReturn(std::forward<Call>(call));
+    return pool.template pushBound<R, Future<R>>(std::forward<Call>(call));
 }
 }  // namespace detail
 
@@ -138,10 +151,10 @@ auto async(std::launch policy, F&& f, Args&&... args)
             if (mayDefer) {
                 if (RCPPSPOOL_API(prefersCallerRuns)(pool.handle(), &frame))
                     return Result(engine::deferTag, std::move(call));
-                return Result(detail::queueCall(pool, std::move(call)));
+                return Result(detail::queueCall<R>(pool, std::move(call)));
             }
         }
-        return Result(pool.pushReturn(std::move(call)));
+        return Result(pool.template pushBound<R, Future<R>>(std::move(call)));
     }
     auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
     auto* state = new client::FutureState<R>(pool.handle());

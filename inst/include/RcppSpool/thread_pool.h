@@ -150,13 +150,34 @@ public:
     auto pushReturn(F&& f, Args&&... args) -> Future<detail::ResultOf<F, Args...>>
     {
         using R = detail::ResultOf<F, Args...>;
-        auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
-        using Computes = client::ResultTask<R, decltype(call)>;
+        return pushBound<R, Future<R>>(detail::bind(std::forward<F>(f), std::forward<Args>(args)...));
+    }
+
+    //! pushReturn() of a call already bound to its arguments (detail::bind()),
+    //! whose result is an R, returned as a `Handle`: a Future<R>, or a
+    //! TaskFuture that knows the call's type (async()'s).
+    template <class R, class Handle, class Call>
+    Handle pushBound(Call&& call)
+    {
+        using State = client::FutureState<R>;
+        using C = std::decay_t<Call>;
         // Two references: the task's and the Future's.
-        auto* state = new client::FutureState<R>(pool_, 2, client::inlineOpOf<Computes>());
-        Future<R> future(state);
-        submit(table::kSubmitResult, client::makeTask(Computes{state, std::move(call)}));
-        return future;
+        if constexpr (State::template kCanHold<C>) {
+            // The state holds the call; the task is the state's core.
+            constexpr table::TaskOp op = client::inlineOpOf<client::StateTask<R, C>>();
+            State* s = State::withCall(pool_, 2, op, std::forward<Call>(call));
+            Handle future(s);
+            const int status = RCPPSPOOL_API(futureSubmit)(pool_, s, op);
+            if (status != table::kOk) client::discardStateTaskAndThrow(s, op, status);
+            return future;
+        } else {
+            // The task's record holds it (over-aligned).
+            using Computes = client::ResultTask<R, C>;
+            auto* s = new State(pool_, 2, client::inlineOpOf<Computes>());
+            Handle future(s);
+            submit(table::kSubmitResult, client::makeTask(Computes{s, std::forward<Call>(call)}));
+            return future;
+        }
     }
 
     //! Queues `f(item)` for every item (each item copied into its task).

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -21,6 +22,7 @@
 #include "calls.h"
 #include "host_calls.h"
 #include "../table/task_unit.h"
+#include "make_task.h"
 
 namespace RcppSpool {
 inline namespace RCPPSPOOL_ABI {
@@ -71,17 +73,74 @@ public:
         this->refs.store(refs, std::memory_order_relaxed);
     }
 
-    static void* operator new(std::size_t bytes)
+    //! Whether a state can hold a callable of type Call (see withCall()):
+    //! one aligned at most as operator new aligns, in a state that is too.
+    template <class Call>
+    static constexpr bool kCanHold = alignof(Call) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__ &&
+                                     alignof(FutureState) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+    //! A state that holds `call` (moved in) itself, after its own fields, in
+    //! one block: the task that computes the result is then only the
+    //! state's address (StateTask), whatever the callable, and a callable
+    //! too large for a task's record, or not trivially copyable (a lambda
+    //! holding a std::vector), costs no allocation of its own. Freed by
+    //! destroy() (release()); the callable by whoever runs or drops it.
+    template <class Call>
+    static FutureState* withCall(void* pool, int refs, table::TaskOp task, Call&& call)
     {
-        engine::BlockCache* c = state_detail::cache();
-        if (void* p = c ? c->take(bytes) : nullptr) return p;
-        return ::operator new(engine::BlockCache::rounded(bytes));
+        using C = std::decay_t<Call>;
+        static_assert(kCanHold<C>, "FutureState::withCall: an over-aligned callable");
+        constexpr std::size_t bytes = callOffset<C>() + sizeof(C);
+        void* block = allocate(bytes);
+        auto* s = ::new (block) FutureState(pool, refs, task);
+        s->blockClass_ = classOf(bytes);
+        try {
+            ::new (static_cast<void*>(reinterpret_cast<unsigned char*>(s) + callOffset<C>())) C(std::forward<Call>(call));
+        } catch (...) {
+            s->destroy();
+            throw;
+        }
+        return s;
     }
-    static void operator delete(void* p, std::size_t bytes) noexcept
+
+    //! The callable a state made by withCall<Call>() holds.
+    template <class Call>
+    Call& heldCall() noexcept
     {
-        engine::BlockCache* c = state_detail::cache();
-        if (!c || !c->give(p, bytes)) ::operator delete(p);
+        return *std::launder(reinterpret_cast<Call*>(reinterpret_cast<unsigned char*>(this) + callOffset<Call>()));
     }
+
+    //! destroy() of a state made by withCall<Call>() that holds nothing
+    //! (the callable gone, no result, no error, no deferred work: its
+    //! getter took the task back and ran the call itself): its block goes
+    //! back to this thread's cache, its class known here, no destructor
+    //! left to run.
+    template <class Call>
+    [[gnu::always_inline]] void freeEmpty() noexcept
+    {
+        constexpr std::uint8_t c = classOf(callOffset<Call>() + sizeof(Call));
+        // No destructor call: with no result, error or deferred work it has
+        // nothing to do, but the compiler cannot see that (6 instructions).
+        engine::BlockCache* cache = state_detail::cache();
+        if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
+    }
+
+    //! Ends the state and frees its block (also the room of a held
+    //! callable, which must be gone already). For the last owner.
+    void destroy() noexcept
+    {
+        const std::size_t c = blockClass_;
+        this->~FutureState();
+        if constexpr (alignof(FutureState) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+            ::operator delete(static_cast<void*>(this), std::align_val_t{alignof(FutureState)});
+        } else {
+            engine::BlockCache* cache = state_detail::cache();
+            if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
+        }
+    }
+
+    static void* operator new(std::size_t bytes) { return allocate(bytes); }
+    static void operator delete(void* p, std::size_t bytes) noexcept { deallocate(p, bytes); }
     // A result type aligned beyond operator new's guarantee: the heap's own.
     static void* operator new(std::size_t bytes, std::align_val_t a) { return ::operator new(bytes, a); }
     static void operator delete(void* p, std::size_t, std::align_val_t a) noexcept { ::operator delete(p, a); }
@@ -156,8 +215,13 @@ public:
     //! another thread, or the caller is not a worker of the pool: wait then.
     [[gnu::always_inline]] bool runOwnTask()
     {
-        return task_ && !isReady() && pool && RCPPSPOOL_API(futureJoinOwn)(this, task_) != 0;
+        return task_ && mayTakeBack() && RCPPSPOOL_API(futureJoinOwn)(this, task_) != 0;
     }
+    //! Whether the task (if any) may still be on a worker's deque, for its
+    //! getter to take back: not ready, queued on a pool.
+    bool mayTakeBack() const noexcept { return !isReady() && pool; }
+    //! The op of the task that computes the result, or null (see the constructor).
+    table::TaskOp taskOp() const noexcept { return task_; }
     bool forGetter() const noexcept { return table::FutureCore::forGetter != 0; }
 
     //! Nobody will take the result: if the task has not started, it is
@@ -233,7 +297,7 @@ public:
 
     void release() noexcept
     {
-        if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+        if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
     }
 
     ~FutureState()
@@ -267,7 +331,35 @@ private:
         if (pool) RCPPSPOOL_API(futureCompleted)(this);
     }
 
+    // Blocks come from this thread's cache (see state_detail::cache()).
+    static void* allocate(std::size_t bytes)
+    {
+        engine::BlockCache* c = state_detail::cache();
+        if (void* p = c ? c->take(bytes) : nullptr) return p;
+        return ::operator new(engine::BlockCache::rounded(bytes));
+    }
+    static void deallocate(void* p, std::size_t bytes) noexcept
+    {
+        engine::BlockCache* c = state_detail::cache();
+        if (!c || !c->give(p, bytes)) ::operator delete(p);
+    }
+    // Where a held callable starts: after the state, aligned.
+    template <class Call>
+    static constexpr std::size_t callOffset() noexcept
+    {
+        return (sizeof(FutureState) + alignof(Call) - 1) / alignof(Call) * alignof(Call);
+    }
+
+    // The block's size class in the thread caches (see destroy()), kept
+    // rather than its size: no division where it is freed.
+    static constexpr std::uint8_t classOf(std::size_t bytes) noexcept
+    {
+        const std::size_t c = engine::BlockCache::classOf(bytes);
+        return static_cast<std::uint8_t>(c < engine::BlockCache::kClasses ? c : engine::BlockCache::kClasses);
+    }
+
     bool hasValue_ = false;
+    std::uint8_t blockClass_ = classOf(sizeof(FutureState));
     table::TaskOp task_;
     alignas(Stored) unsigned char storage_[sizeof(Stored)];
     std::exception_ptr error_;
@@ -306,6 +398,60 @@ struct ResultTask {
         state()->release();
     }
 };
+
+//! The task that computes a FutureState's result with the callable the
+//! state holds (FutureState::withCall()): its record is the state's core,
+//! nothing else. It owns one reference to the state; the callable is
+//! destroyed once it ran (or was dropped), before the result is published,
+//! since whoever takes the result frees the block that holds it.
+template <class T, class Call>
+struct StateTask {
+    table::FutureCore* core;  // first: see table::ApiTable::futureJoinOwn
+    FutureState<T>* state() const noexcept { return static_cast<FutureState<T>*>(core); }
+    void operator()()
+    {
+        FutureState<T>* s = state();
+        Call& call = s->template heldCall<Call>();
+        if (s->forGetter()) {
+            // Run by the Future's get() itself (see FutureState::runOwnTask()).
+            if (client::interruptRequested())
+                s->keepCancellation();
+            else
+                s->compute(call);
+            call.~Call();
+            return;
+        }
+        // As ResultTask: skipped after an interrupt, or when its Future is gone.
+        if (client::interruptRequested() || s->isAbandoned()) {
+            call.~Call();
+            s->cancel();
+        } else {
+            s->compute(call);
+            call.~Call();
+            s->complete();
+        }
+        s->release();
+    }
+    void discard()
+    {
+        FutureState<T>* s = state();
+        s->template heldCall<Call>().~Call();
+        s->cancel();
+        s->release();
+    }
+};
+
+//! A StateTask of op `op` on `state` that the runtime refused (`status`):
+//! dropped (the call destroyed, the state cancelled and its task's
+//! reference released), then the refusal thrown.
+[[noreturn, gnu::noinline, gnu::cold]] inline void discardStateTaskAndThrow(table::FutureCore* state, table::TaskOp op,
+                                                                             int status)
+{
+    table::TaskUnit task{};
+    task.op = op;
+    std::memcpy(task.storage, &state, sizeof(state));
+    discardAndThrow(task, status);
+}
 
 }  // namespace client
 }  // namespace RCPPSPOOL_ABI

@@ -43,6 +43,9 @@ public:
         return bytes <= kGranule * kClasses ? (bytes + kGranule - 1) / kGranule * kGranule : bytes;
     }
 
+    //! The size class of a block of `bytes` (kClasses or more: none, never kept).
+    static constexpr std::size_t classOf(std::size_t bytes) noexcept { return bytes == 0 ? 0 : (bytes - 1) / kGranule; }
+
     //! A kept block for `bytes`, or null.
     void* take(std::size_t bytes) noexcept
     {
@@ -56,9 +59,10 @@ public:
 
     //! Keeps `p` (a block of `bytes` from operator new(rounded(bytes))) if
     //! there is room; false if the caller must free it.
-    bool give(void* p, std::size_t bytes) noexcept
+    bool give(void* p, std::size_t bytes) noexcept { return giveToClass(p, classOf(bytes)); }
+    //! give() of a block whose class (classOf()) is `c`.
+    bool giveToClass(void* p, std::size_t c) noexcept
     {
-        const std::size_t c = classOf(bytes);
         if (c >= kClasses || count_[c] >= kKeep) return false;
         Block* b = ::new (p) Block{free_[c]};
         free_[c] = b;
@@ -70,8 +74,6 @@ private:
     struct Block {
         Block* next;
     };
-    static constexpr std::size_t classOf(std::size_t bytes) noexcept { return bytes == 0 ? 0 : (bytes - 1) / kGranule; }
-
     Block* free_[kClasses] = {};
     int count_[kClasses] = {};
 };

@@ -73,6 +73,10 @@ public:
     //! counted as contextForResultTask() says: the calling thread's record
     //! read once for its frame and its worker (see ThreadRecord).
     void submitResult(table::TaskUnit& u) noexcept;
+    //! submitResult() of a task whose record is its op and a future's core
+    //! alone (the state holds the call: see ApiTable::futureSubmit). On a
+    //! worker only those words are written to the deque.
+    void submitState(table::TaskOp op, table::FutureCore* core) noexcept;
 
     //! Takes back from the top of the calling thread's own queue the tasks
     //! that `unneeded(task)` names (a loop's tickets once the loop has no
@@ -120,9 +124,11 @@ public:
     //! `isMine(task)` names, which it leaves in `mine`, not run (run it with
     //! executeOwn()). No clock, no host, no hunger mark: a caller that gets
     //! OwnJoin::wait sets up a full wait (waitUntil()).
-    template <class Done, class IsMine>
     //! `self`, if given, receives the calling thread's worker of this pool
-    //! (null with OwnJoin::wait: not a worker).
+    //! (null with OwnJoin::wait: not a worker). With kWhole false, `mine`
+    //! holds only what `isMine` needs (its head: TaskSlot::loadHead()), for
+    //! a caller that does not run it (its record is copied no further).
+    template <bool kWhole = true, class Done, class IsMine>
     [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine, Worker** self = nullptr);
     //! Runs a task joinOwn() took, on the calling worker: execute()'s body
     //! inlined into the caller (the runtime's join of a Future), one frame
@@ -138,6 +144,9 @@ public:
     //! An error its op reports is dropped (a result task keeps its own).
     //! `self`: the calling worker, as joinOwn() gave it.
     [[gnu::always_inline]] void runTakenBack(Task& t, Worker* self) noexcept;
+    //! Counts a task without a context that joinOwn() took and its getter
+    //! runs itself (as runTakenBack() counts it).
+    [[gnu::always_inline]] void noteTakenBack(Worker* self) noexcept { bump(counters(self).takenBack, self); }
 
     //! The context a blocking call made from the current thread belongs to
     //! (for cancellation), or null outside any task.
@@ -510,6 +519,9 @@ private:
     //! (null: none). Inline in both (one out-of-line copy, shared by g++
     //! between the runtime's two submit paths, looked the thread's record
     //! up again: 11 instructions a spawn in an R client).
+    //! kHead: only `t`'s head (TaskSlot::loadHead()) matters, and only
+    //! that is written to a worker's own deque.
+    template <bool kHead = false>
     [[gnu::always_inline]] void submitFrom(Worker* w, const Task& t) noexcept;
     //! Pushes onto worker `w`'s own deque (called on `w`'s thread).
     [[gnu::always_inline]] void pushOwn(Worker& w, const Task& t);
@@ -527,8 +539,12 @@ private:
     //! goes back to the worker's own deque.
     bool findWork(Worker& w, Task& out) { return takeWork(w, out) && keepUnlessPaused(w, out); }
     //! joinOwn() on the calling thread's worker `w` of this pool.
-    template <class Done, class IsMine>
+    template <bool kWhole = true, class Done, class IsMine>
     [[gnu::always_inline]] OwnJoin joinOwnOn(Worker& w, Done&& done, IsMine&& isMine, Task& mine);
+    //! joinOwnOn<false>() past a task whose head it took (at `at`) that it
+    //! cannot return as it is: the rest read, then as joinOwnOn<true>().
+    template <class Done, class IsMine>
+    OwnJoin joinOwnPastHead(Worker& w, Done& done, IsMine& isMine, Task& t, const TaskSlot& at);
     //! findWork() in `w`'s own deque only (inline: every join starts so).
     [[gnu::always_inline]] bool findOwnWork(Worker& w, Task& out)
     {

@@ -47,6 +47,17 @@ inline void Scheduler::submit(const Task& t) noexcept { submitFrom(currentWorker
     submitFrom(w, Task::of(u, ctx));
 }
 
+[[gnu::noinline]] inline void Scheduler::submitState(table::TaskOp op, table::FutureCore* core) noexcept
+{
+    const ThreadRecord& r = threadRecord();
+    const Frame* const f = r.frame;
+    Worker* const w = workerIn(r);
+    Context* const ctx = f && f->scheduler == this ? nullptr : &root_;
+    if (ctx) ctx->add(1);
+    submitFrom<true>(w, Task::ofRecord(op, core, ctx));
+}
+
+template <bool kHead>
 [[gnu::always_inline]] inline void Scheduler::submitFrom(Worker* w, const Task& t) noexcept
 {
     if (inlineMode()) {
@@ -56,7 +67,12 @@ inline void Scheduler::submit(const Task& t) noexcept { submitFrom(currentWorker
     bump(counters(w).pushed, w);
     try {
         if (w) {
-            pushOwn(*w, t);
+            if constexpr (kHead) {
+                w->deque.pushHead(t);
+                advertise(*w);
+            } else {
+                pushOwn(*w, t);
+            }
         } else if (ownsOutsideDeque()) {
             outside_.push(t);
         } else {

@@ -117,14 +117,14 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
     }
 }
 
-template <class Done, class IsMine>
+template <bool kWhole, class Done, class IsMine>
 [[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwn(Done&& done, IsMine&& isMine, Task& mine,
                                                                      Worker** self)
 {
     Worker* const w = currentWorker();
     if (self) *self = w;
     if (!w || inlineMode()) return OwnJoin::wait;
-    return joinOwnOn(*w, done, isMine, mine);
+    return joinOwnOn<kWhole>(*w, done, isMine, mine);
 }
 
 inline Context* Scheduler::enclosingContext() noexcept
@@ -160,16 +160,46 @@ inline void Scheduler::sleepUntilDone(const void* key, Done& done, bool worker, 
     waiters_.remove(forKey);
 }
 
-template <class Done, class IsMine>
+template <bool kWhole, class Done, class IsMine>
 [[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwnOn(Worker& w, Done&& done, IsMine&& isMine,
                                                                        Task& mine)
 {
-    for (;;) {
-        if (done()) return OwnJoin::done;
-        if (!findOwnWork(w, mine)) return OwnJoin::wait;
-        if (isMine(static_cast<const Task&>(mine))) return OwnJoin::mine;
-        execute(mine, &w);
+    if constexpr (kWhole) {
+        for (;;) {
+            if (done()) return OwnJoin::done;
+            if (!findOwnWork(w, mine)) return OwnJoin::wait;
+            if (isMine(static_cast<const Task&>(mine))) return OwnJoin::mine;
+            execute(mine, &w);
+        }
     }
+    // findOwnWork(), the task read in two parts: the rest of the one sought
+    // only if the caller runs it (a spawn's record is 8 words, read and
+    // written again: ~14 instructions a join). The common case inline, the
+    // rest out of line (the loop and its call of execute() made the caller
+    // save every register: ~8 instructions a join).
+    if (done()) return OwnJoin::done;
+    if (paused_.load(std::memory_order_relaxed)) return OwnJoin::wait;
+    const TaskSlot* at = nullptr;
+    if (!w.deque.popHead(mine, &at)) return OwnJoin::wait;
+    // Sought, counted in no context (else the runtime runs it: see
+    // runTakenBack()), not paused meanwhile (as keepUnlessPaused()).
+    if (isMine(static_cast<const Task&>(mine)) && !mine.context() && !paused_.load(std::memory_order_seq_cst))
+        return OwnJoin::mine;
+    return joinOwnPastHead(w, done, isMine, mine, *at);
+}
+
+template <class Done, class IsMine>
+[[gnu::noinline]] Scheduler::OwnJoin Scheduler::joinOwnPastHead(Worker& w, Done& done, IsMine& isMine, Task& t,
+                                                                const TaskSlot& at)
+{
+    at.loadTail(t);  // still there: only this thread writes its slots
+    if (paused_.load(std::memory_order_seq_cst)) {
+        pushOwn(w, t);  // back on the deque, whole
+        return OwnJoin::wait;
+    }
+    if (isMine(static_cast<const Task&>(t))) return OwnJoin::mine;
+    execute(t, &w);
+    return joinOwnOn<true>(w, done, isMine, t);
 }
 
 }  // namespace engine

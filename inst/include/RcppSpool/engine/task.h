@@ -85,6 +85,19 @@ public:
         return *std::launder(reinterpret_cast<const Task*>(&u));
     }
 
+    //! A client's task whose record is its op and one word, `first` (a
+    //! future's core: the state holds the call), counted in `ctx`. The rest
+    //! of the storage is zero (it may be copied whole; the op never reads it).
+    static Task ofRecord(table::TaskOp op, const void* first, Context* ctx) noexcept
+    {
+        Task t;
+        t.u_.op = op;
+        t.u_.context = ctx;
+        std::memset(t.u_.storage, 0, sizeof(t.u_.storage));
+        std::memcpy(t.u_.storage, &first, sizeof(first));
+        return t;
+    }
+
     //! Runs the callable and releases it (also if it throws); a client's
     //! task that failed throws TaskFailed. Always inline: with a second
     //! caller (the timeline's Scheduler::runRecorded) g++ made it a call of
@@ -204,14 +217,36 @@ public:
     // and as calls (as g++ left them once the deque's push and pop were
     // inlined) they cost 8 instructions a spawn more.
     [[gnu::always_inline]] void store(const Task& t) noexcept { storeWords(t, Words{}); }
+    //! store() of the head only (see loadHead()), for a task whose op reads
+    //! the first word of its storage and nothing after it (Task::ofRecord()):
+    //! the rest of the slot keeps the words of an older task, read with it
+    //! and never used.
+    [[gnu::always_inline]] void storeHead(const Task& t) noexcept
+    {
+        storeWords(t, std::make_index_sequence<kHeadWords>{});
+    }
     [[gnu::always_inline]] Task load() const noexcept
     {
         Task t;
         loadWords(t, Words{});
         return t;
     }
+    //! The first kHeadWords words into `t`: its op, its context and the
+    //! first word of its storage, enough to tell which task it is
+    //! (Task::holds()); loadTail() reads the rest.
+    [[gnu::always_inline]] void loadHead(Task& t) const noexcept { loadWords(t, std::make_index_sequence<kHeadWords>{}); }
+    //! The words loadHead() left, into `t`.
+    [[gnu::always_inline]] void loadTail(Task& t) const noexcept { loadTailWords(t, Words{}); }
 
 private:
+    static constexpr std::size_t kHeadWords = 3;
+    template <std::size_t... I>
+    [[gnu::always_inline]] void loadTailWords(Task& t, std::index_sequence<I...>) const noexcept
+    {
+        auto* dst = reinterpret_cast<unsigned char*>(&t);
+        ((I >= kHeadWords ? putWord(dst + I * 8, words_[I].load(std::memory_order_relaxed)) : void()), ...);
+    }
+
     static constexpr std::size_t kWords = sizeof(Task) / sizeof(std::uint64_t);
     using Words = std::make_index_sequence<kWords>;
 

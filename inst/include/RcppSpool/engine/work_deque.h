@@ -123,6 +123,17 @@ public:
         bottom_.store(b + 1, std::memory_order_seq_cst);
     }
 
+    //! Owner only: push() of a task whose head is all that matters (see
+    //! TaskSlot::storeHead()): the rest of the slot keeps what it held.
+    [[gnu::always_inline]] void pushHead(const Task& task)
+    {
+        std::int64_t b = bottom_.load(std::memory_order_relaxed);
+        Buffer* a = buffer_.load(std::memory_order_relaxed);
+        if (b - topSeen_ >= a->capacity) a = makeRoom(a, b);
+        a->slot(b).storeHead(task);
+        bottom_.store(b + 1, std::memory_order_seq_cst);
+    }
+
     //! Owner only: how many more tasks fit before the buffer must grow.
     std::int64_t room() const
     {
@@ -142,6 +153,13 @@ public:
 
     //! Owner only: the most recently pushed task, if any.
     [[gnu::always_inline]] bool pop(Task& out) { return popBottom<1>(out); }
+
+    //! Owner only: pop(), reading only the head of the task (TaskSlot::
+    //! loadHead(): enough to tell which it is) into `out`; `*at` is its
+    //! slot, whose loadTail() gives the rest until the owner pushes again
+    //! (only the owner writes slots). A join that finds the task it seeks
+    //! needs no more.
+    [[gnu::always_inline]] bool popHead(Task& out, const TaskSlot** at) { return popBottom<1, true>(out, at); }
 
     //! Any thread: the oldest task, if any. May fail spuriously under contention.
     bool steal(Task& out)
@@ -276,9 +294,11 @@ private:
     //! compare-exchange when at least kReach tasks lie above it, the last
     //! task raced for as in Chase-Lev, else (fewer than kReach left, only
     //! when kReach > 1) the oldest, taken as a thief takes it.
-    template <std::int64_t kReach>
-    [[gnu::always_inline]] bool popBottom(Task& out)
+    //! kHead: only the head is read, its slot in `*at` (see popHead()).
+    template <std::int64_t kReach, bool kHead = false>
+    [[gnu::always_inline]] bool popBottom(Task& out, const TaskSlot** at = nullptr)
     {
+
         std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
         Buffer* a = buffer_.load(std::memory_order_relaxed);
         bottom_.store(b, std::memory_order_seq_cst);
@@ -288,11 +308,11 @@ private:
             return false;
         }
         if (b - t >= kReach) {
-            out = a->slot(b).load();
+            take<kHead>(a->slot(b), out, at);
             return true;
         }
         if (t == b) {  // the last task: race the thieves for it
-            out = a->slot(b).load();
+            take<kHead>(a->slot(b), out, at);
             const bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
                                                           std::memory_order_relaxed);
             bottom_.store(b + 1, std::memory_order_relaxed);
@@ -307,6 +327,18 @@ private:
             }
         }
         return false;
+    }
+
+    //! popBottom()'s read of the slot it took.
+    template <bool kHead>
+    [[gnu::always_inline]] static void take(const TaskSlot& slot, Task& out, const TaskSlot** at)
+    {
+        if constexpr (kHead) {
+            slot.loadHead(out);
+            *at = &slot;
+        } else {
+            out = slot.load();
+        }
     }
 
     //! push() found the buffer full by the top it saw last: looks at the

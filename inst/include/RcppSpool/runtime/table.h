@@ -28,7 +28,9 @@ RCPPSPOOL_HIDDEN inline const table::ApiTable& apiTable() noexcept
                                         &groupClose, &currentWorkerIndex, &endBlockingCall,
                                         &interruptFlag, &lastMessage,
                                         // version 4
-                                        &traceZoneBegin, &traceZoneEnd};
+                                        &traceZoneBegin, &traceZoneEnd,
+                                        // version 5
+                                        &futureSubmit, &futureTakeBack};
     return table;
 }
 

@@ -178,6 +178,20 @@ inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char*
     return table::kOk;
 }
 
+//! ApiTable::futureSubmit.
+inline int futureSubmit(void* pool, table::FutureCore* core, table::TaskOp op) noexcept
+{
+    Pool& p = task_detail::poolAt(pool);
+    if (!p.stoppedByJoin()) {
+        p.scheduler().submitState(op, core);
+        return table::kOk;
+    }
+    table::TaskUnit task{};
+    task.op = op;
+    std::memcpy(task.storage, &core, sizeof(core));
+    return task_detail::submitCounted(p, table::kSubmitResult, &task, nullptr, 0);
+}
+
 //! ApiTable::poolWait.
 inline int poolWait(void* pool, std::int64_t timeoutNs, int* finished, table::ErrorBox** error, char* message,
                     std::size_t size)
@@ -237,6 +251,36 @@ RCPPSPOOL_NO_STACK_PROTECTOR inline int futureJoinOwn(table::FutureCore* core, t
     core->forGetter = 1;
     s.runTakenBack(mine, self);
     return 1;
+}
+
+namespace task_detail {
+//! futureTakeBack() of a task counted in a context (queued from outside the
+//! pool, then taken by this worker in a batch): run as counted, for its
+//! getter. Out of line: inline, it made every join save every register.
+[[gnu::noinline]] inline int runForGetter(engine::Scheduler& s, engine::Task& mine, engine::Scheduler::Worker* self,
+                                          table::FutureCore* core) noexcept
+{
+    core->forGetter = 1;
+    s.runTakenBack(mine, self);
+    return table::kRunForGetter;
+}
+}  // namespace task_detail
+
+//! ApiTable::futureTakeBack.
+RCPPSPOOL_NO_STACK_PROTECTOR inline int futureTakeBack(table::FutureCore* core, table::TaskOp kind)
+{
+    if (!core->pool) return table::kNotTaken;
+    engine::Scheduler& s = task_detail::poolAt(core->pool).scheduler();
+    engine::Task mine;
+    engine::Scheduler::Worker* self = nullptr;
+    // Only its head is read (the getter runs it), unless it has a context.
+    const auto joined = s.joinOwn<false>([core] { return core->ready.load(std::memory_order_acquire) != 0; },
+                                         [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine,
+                                         &self);
+    if (joined != engine::Scheduler::OwnJoin::mine) return table::kNotTaken;
+    if (mine.context()) return task_detail::runForGetter(s, mine, self, core);
+    s.noteTakenBack(self);
+    return table::kTakenBack;
 }
 
 namespace task_detail {

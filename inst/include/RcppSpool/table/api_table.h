@@ -212,10 +212,33 @@ struct ApiTable {
     //! The zone that began at `start` (nonzero) ends on the calling thread:
     //! a span named `name` (copied, cut to 31 bytes) in the recording.
     void (*traceZoneEnd)(const char* name, std::int64_t start);
+
+    // -- version 5: futures whose state holds the call --
+    //! submit() of a result task (kSubmitResult) whose whole record is
+    //! `op` and `core` (its storage starts with `core`, nothing after it
+    //! is read: the state holds the call). Runs it at once when the pool
+    //! has no workers.
+    int (*futureSubmit)(void* pool, FutureCore* core, TaskOp op);
+    //! futureJoinOwn() for a getter that runs the task itself: if the task
+    //! that computes `core` (op `kind`) is on top of the calling worker's
+    //! deque (under tasks it pushed later, which it runs first), takes it
+    //! off and returns kTakenBack, not run: the getter owns it and both of
+    //! the state's references, and runs or drops the callable itself. A
+    //! task the runtime must count as it runs (one counted in a context)
+    //! it runs for the getter instead, as futureJoinOwn() does, and returns
+    //! kRunForGetter. Else kNotTaken (wait with futureWait).
+    int (*futureTakeBack)(FutureCore* core, TaskOp kind);
+};
+
+//! What ApiTable::futureTakeBack did.
+enum TakeBack : int {
+    kNotTaken = 0,      //!< not on the caller's deque (stolen, done, or not a worker): wait
+    kTakenBack = 1,     //!< taken off, not run: the getter's to run
+    kRunForGetter = 2,  //!< run for the getter (`forGetter` set): the result is in the state
 };
 
 //! The version of the table these headers know.
-constexpr std::uint32_t kApiVersion = 4;
+constexpr std::uint32_t kApiVersion = 5;
 
 }  // namespace table
 }  // namespace RCPPSPOOL_ABI
