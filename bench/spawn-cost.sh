@@ -13,8 +13,9 @@
 # client: the same program compiled by Rcpp::sourceCpp() against the
 # RcppSpool installed in R_LIBS (make install: .Rlib), run by R under
 # callgrind (oneTBB is not measured there).
-# --annotate MODE also prints callgrind_annotate's inclusive profile of that
-# mode (async, deferred, group, tbb): where a spawn's instructions go.
+# --annotate MODE also prints where a spawn's instructions go in that mode
+# (async, deferred, group, tbb): each function's own, a spawn's share, then
+# callgrind_annotate's inclusive profile.
 # Needs valgrind; builds build/cpp-release/spawn_cost if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,6 +91,10 @@ for mode in async deferred group tbb; do
 done
 
 if [[ -n $annotate ]]; then
+  echo
+  echo "$annotate: instructions a spawn by function, its own (exclusive):"
+  callgrind_annotate --threshold=99 "$out/$annotate.out" 2>/dev/null | grep -E '^ *[0-9,]+ \(' |
+    awk -v s="$spawns" '{ n = $1; gsub(",", "", n); $2 = ""; if (n / s >= 0.5) printf "%8.1f  %s\n", n / s, substr($0, index($0, $3), 150) }'
   echo
   callgrind_annotate --inclusive=yes --threshold=99 "$out/$annotate.out" | head -60
 fi

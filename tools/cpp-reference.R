@@ -28,7 +28,7 @@ out_file <- file.path(root, "vignettes", "cpp-api.Rmd")
 # The groups of the reference (as _pkgdown.yml's), and the headers of each.
 groups <- list(
   "Loops and reductions" = c("parallel.h", "reduce.h"),
-  "Tasks, futures and groups" = c("future.h", "deferrable_future.h", "task_group.h"),
+  "Tasks, futures and groups" = c("future.h", "task_future.h", "deferrable_future.h", "task_group.h"),
   "Pools and threads" = c("thread_pool.h", "thread.h", "per_thread.h", "on_main_thread.h"),
   "Output, progress and interrupts" = c("output.h", "progress.h", "interrupt.h"),
   "Cores and thread counts" = "cores.h",

@@ -75,8 +75,9 @@ public:
     void submitResult(table::TaskUnit& u) noexcept;
     //! submitResult() of a task whose record is its op and a future's core
     //! alone (the state holds the call: see ApiTable::futureSubmit). On a
-    //! worker only those words are written to the deque.
-    void submitState(table::TaskOp op, table::FutureCore* core) noexcept;
+    //! worker only those words are written to the deque. Inline: the
+    //! runtime's entry is the one call (through the table in R).
+    [[gnu::always_inline]] void submitState(table::TaskOp op, table::FutureCore* core) noexcept;
 
     //! Takes back from the top of the calling thread's own queue the tasks
     //! that `unneeded(task)` names (a loop's tickets once the loop has no

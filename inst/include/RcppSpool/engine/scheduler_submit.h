@@ -47,7 +47,7 @@ inline void Scheduler::submit(const Task& t) noexcept { submitFrom(currentWorker
     submitFrom(w, Task::of(u, ctx));
 }
 
-[[gnu::noinline]] inline void Scheduler::submitState(table::TaskOp op, table::FutureCore* core) noexcept
+[[gnu::always_inline]] inline void Scheduler::submitState(table::TaskOp op, table::FutureCore* core) noexcept
 {
     const ThreadRecord& r = threadRecord();
     const Frame* const f = r.frame;

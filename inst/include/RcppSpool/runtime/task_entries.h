@@ -178,8 +178,9 @@ inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char*
     return table::kOk;
 }
 
-//! ApiTable::futureSubmit.
-inline int futureSubmit(void* pool, table::FutureCore* core, table::TaskOp op) noexcept
+//! ApiTable::futureSubmit. Out of line in a program that compiles the
+//! runtime with its client too: one call a spawn, as through the table.
+[[gnu::noinline]] inline int futureSubmit(void* pool, table::FutureCore* core, table::TaskOp op) noexcept
 {
     Pool& p = task_detail::poolAt(pool);
     if (!p.stoppedByJoin()) {
