@@ -49,6 +49,14 @@ struct Counted {
     int operator()() const { return static_cast<int>(data.size()) + *alive; }
 };
 
+// Out of line: its caller must read the array from where it is, when it calls.
+[[gnu::noinline]] long sumOf(const std::array<long, 5>& v)
+{
+    long s = 0;
+    for (long x : v) s += x;
+    return s;
+}
+
 long fib(int n)
 {
     if (n < 2) return n;
@@ -233,19 +241,54 @@ TEST(TaskFuture, MovedToAnotherThreadBeforeGetWaitsThere)
 }
 
 // A task the runtime refuses (ApiTable::futureSubmit reports a failure: no
-// thread could be started for a pool a join() stopped): its call is
+// thread could be started for a pool a join() stopped) is dropped as the
+// client drops it (client::discardAndThrow()): a call held by the state is
 // destroyed once, the refusal thrown, and the Future reports the task
 // cancelled (nothing waits forever, nothing leaks: ASan).
 TEST(TaskFuture, ARefusedTaskDropsItsCallAndItsFutureReportsIt)
 {
     using State = RcppSpool::client::FutureState<int>;
+    using Computes = RcppSpool::client::StateTask<int, Counted>;
     auto alive = std::make_shared<int>(1);
     const Counted call{alive, std::vector<int>(3, 0), {}};
-    constexpr RcppSpool::table::TaskOp op = RcppSpool::client::inlineOpOf<RcppSpool::client::StateTask<int, Counted>>();
-    State* s = State::withCall(RcppSpool::ThreadPool::globalInstance().handle(), 2, op, Counted(call));
+    State* s = State::withCall(RcppSpool::ThreadPool::globalInstance().handle(), 2,
+                               RcppSpool::client::inlineOpOf<Computes>(), Counted(call));
     RcppSpool::TaskFuture<int, Counted> future(s);
     EXPECT_EQ(alive.use_count(), 3);
-    EXPECT_ANY_THROW(RcppSpool::client::discardStateTaskAndThrow(s, op, RcppSpool::table::kFailed));
+    RcppSpool::table::TaskUnit task = RcppSpool::client::makeTask(Computes{s});
+    EXPECT_ANY_THROW(RcppSpool::client::discardAndThrow(task, RcppSpool::table::kFailed));
     EXPECT_EQ(alive.use_count(), 2);  // the state's copy is gone
     EXPECT_THROW(future.get(), std::runtime_error);  // cancelled
+}
+
+// A call taken back whose record holds it (40 bytes: the most a record
+// holds beside the state's core) and that queues tasks itself: those reuse
+// the deque's slot it came from, so get() runs a copy, not the slot (run
+// from the slot, it read the next task's words: a wrong sum).
+TEST(TaskFuture, ACallTakenBackFromItsRecordSurvivesItsOwnSpawns)
+{
+    onGlobalPool(1, [] {
+        for (int round = 0; round < 20; ++round) {
+            const std::array<long, 5> v{{round, 2, 3, 4, 5}};
+            const auto call = [v] {
+                long inner = 0;
+                // Records as large, other words: they overwrite the whole slot.
+                for (long i = 0; i < 4; ++i) {
+                    const std::array<long, 5> w{{i, -1, -1, -1, -1}};
+                    inner += RcppSpool::async([w] { return w[0]; }).get();
+                }
+                const std::array<long, 5> hundred{{100, -1, -1, -1, -1}};
+                auto pending = RcppSpool::async([hundred] { return hundred[0]; });  // queued, on top of the slot
+                return sumOf(v) + inner + pending.get();  // v read after the spawns
+            };
+            static_assert(RcppSpool::client::kCallInRecord<long, RcppSpool::detail::BoundCall<decltype(call)>>,
+                          "a call the record holds");
+            // A task below it, so that the pop leaves the slot where the
+            // next push goes (the last task's pop moves both ends past it).
+            auto below = RcppSpool::async([] { return 1L; });
+            auto f = RcppSpool::async(call);
+            EXPECT_EQ(f.get(), round + 14 + 6 + 100);
+            EXPECT_EQ(below.get(), 1L);
+        }
+    });
 }

@@ -143,24 +143,58 @@ private:
     template <class, class>
     friend class TaskFuture;
 
-    // TaskFuture::get(): when `state`'s call is a `Call` held by the state
-    // (FutureState::withCall()) and its task is still on top of the calling
-    // worker's deque, the task is taken off and the call runs here, a
-    // plain call the compiler sees through, its result returned as it comes
-    // (no copy into the state, no exception kept and rethrown). Otherwise
-    // as get(). Safe for any state: the task's op says whether the state
-    // holds a `Call`. `state` is null afterwards.
+    // TaskFuture::get(): when the task that computes `state`'s result is
+    // one that calls a `Call` (client::ResultTaskOf) and is still on top of
+    // the calling worker's deque, the task is taken off and the call runs
+    // here, a plain call the compiler sees through, its result returned as
+    // it comes (no copy into the state, no exception kept and rethrown).
+    // Otherwise as get(). Safe for any state: the task's op says whether it
+    // calls a `Call`. `state` is null afterwards.
     template <class Call>
     [[gnu::always_inline]] static T getHeld(client::FutureState<T>*& state)
     {
+        using Computes = client::ResultTaskOf<T, Call>;
         client::FutureState<T>* s = state;
-        if (s && s->taskOp() == client::inlineOpOf<client::StateTask<T, Call>>() && s->mayTakeBack()) {
-            const int how = RCPPSPOOL_API(futureTakeBack)(s, s->taskOp());
+        if (s && s->taskOp() == client::inlineOpOf<Computes>() && s->mayTakeBack()) {
+            const unsigned char* record = nullptr;
+            const int how = RCPPSPOOL_API(futureTakeBack)(s, s->taskOp(), &record);
             state = nullptr;
-            if (how == table::kTakenBack) return runHeld<Call>(s);
+            if (how == table::kTakenBack) {
+                if constexpr (client::kCallInRecord<T, Call>)
+                    return runFromRecord<Call>(s, record);
+                else
+                    return runHeld<Call>(s);
+            }
             return takeAfterJoin(s, how);
         }
         return Future(std::exchange(state, nullptr)).get();
+    }
+    // The call of a task taken back whose record holds it (`record`: its
+    // storage, in the deque), copied out first: the call may queue tasks,
+    // which reuse that slot. The state holds nothing; both references are ours.
+    template <class Call>
+    [[gnu::always_inline]] static T runFromRecord(client::FutureState<T>* s, const unsigned char* record)
+    {
+        Call call = std::launder(reinterpret_cast<const client::ResultTask<T, Call>*>(record))->f;
+        if (client::interruptRequested()) freeAndThrowInterrupt(s);
+        try {
+            if constexpr (std::is_void<T>::value) {
+                call();
+                s->freeEmptyPlain();
+            } else {
+                T value = call();
+                s->freeEmptyPlain();
+                return value;
+            }
+        } catch (...) {
+            s->freeEmptyPlain();
+            throw;
+        }
+    }
+    [[noreturn, gnu::noinline]] static void freeAndThrowInterrupt(client::FutureState<T>* s)
+    {
+        s->freeEmptyPlain();
+        std::rethrow_exception(engine::interruptError());
     }
     // The call of a state whose task its getter took back: run here.
     // Both references are ours; the call goes, then the state.

@@ -162,16 +162,21 @@ public:
         using State = client::FutureState<R>;
         using C = std::decay_t<Call>;
         // Two references: the task's and the Future's.
-        if constexpr (State::template kCanHold<C>) {
-            // The state holds the call; the task is the state's core.
-            constexpr table::TaskOp op = client::inlineOpOf<client::StateTask<R, C>>();
-            State* s = State::withCall(pool_, 2, op, std::forward<Call>(call));
+        if constexpr (client::kCallInRecord<R, C>) {
+            using Computes = client::ResultTask<R, C>;
+            auto* s = new State(pool_, 2, client::inlineOpOf<Computes>());
             Handle future(s);
-            const int status = RCPPSPOOL_API(futureSubmit)(pool_, s, op);
-            if (status != table::kOk) client::discardStateTaskAndThrow(s, op, status);
+            submitResult(client::makeTask(Computes{s, std::forward<Call>(call)}));
+            return future;
+        } else if constexpr (State::template kCanHold<C>) {
+            // The state holds the call; the record is the state's core.
+            using Computes = client::StateTask<R, C>;
+            State* s = State::withCall(pool_, 2, client::inlineOpOf<Computes>(), std::forward<Call>(call));
+            Handle future(s);
+            submitResult(client::makeTask(Computes{s}));
             return future;
         } else {
-            // The task's record holds it (over-aligned).
+            // Over-aligned: the record holds a pointer to it on the heap.
             using Computes = client::ResultTask<R, C>;
             auto* s = new State(pool_, 2, client::inlineOpOf<Computes>());
             Handle future(s);
@@ -303,6 +308,13 @@ private:
     void submit(int how, table::TaskUnit&& task)
     {
         const int status = RCPPSPOOL_API(submit)(pool_, how, nullptr, &task, nullptr, 0);
+        if (status != table::kOk) client::discardAndThrow(task, status);
+    }
+
+    // submit(kSubmitResult, task) in one call of the runtime (futureSubmit).
+    void submitResult(table::TaskUnit&& task)
+    {
+        const int status = RCPPSPOOL_API(futureSubmit)(pool_, &task);
         if (status != table::kOk) client::discardAndThrow(task, status);
     }
 

@@ -110,6 +110,16 @@ public:
         return *std::launder(reinterpret_cast<Call*>(reinterpret_cast<unsigned char*>(this) + callOffset<Call>()));
     }
 
+    //! destroy() of a state made by `new` that holds nothing (its getter
+    //! took the task back and ran the call itself: see freeEmpty()).
+    [[gnu::always_inline]] void freeEmptyPlain() noexcept
+    {
+        static_assert(alignof(FutureState) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "an over-aligned state");
+        constexpr std::uint8_t c = classOf(sizeof(FutureState));
+        engine::BlockCache* cache = state_detail::cache();
+        if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
+    }
+
     //! destroy() of a state made by withCall<Call>() that holds nothing
     //! (the callable gone, no result, no error, no deferred work: its
     //! getter took the task back and ran the call itself): its block goes
@@ -441,17 +451,16 @@ struct StateTask {
     }
 };
 
-//! A StateTask of op `op` on `state` that the runtime refused (`status`):
-//! dropped (the call destroyed, the state cancelled and its task's
-//! reference released), then the refusal thrown.
-[[noreturn, gnu::noinline, gnu::cold]] inline void discardStateTaskAndThrow(table::FutureCore* state, table::TaskOp op,
-                                                                             int status)
-{
-    table::TaskUnit task{};
-    task.op = op;
-    std::memcpy(task.storage, &state, sizeof(state));
-    discardAndThrow(task, status);
-}
+//! Whether the task that computes a result of type T with a `Call` holds the
+//! call in its record (ResultTask: trivially copyable, at most 40 bytes
+//! beside the state's core: read where the record is, with it, by whoever
+//! runs it), else in the state (StateTask; FutureState::kCanHold).
+template <class T, class Call>
+constexpr bool kCallInRecord = task_detail::fitsInline<ResultTask<T, Call>>();
+
+//! The task that computes a result of type T with a `Call` (see kCallInRecord).
+template <class T, class Call>
+using ResultTaskOf = std::conditional_t<kCallInRecord<T, Call>, ResultTask<T, Call>, StateTask<T, Call>>;
 
 }  // namespace client
 }  // namespace RCPPSPOOL_ABI

@@ -73,11 +73,9 @@ public:
     //! counted as contextForResultTask() says: the calling thread's record
     //! read once for its frame and its worker (see ThreadRecord).
     void submitResult(table::TaskUnit& u) noexcept;
-    //! submitResult() of a task whose record is its op and a future's core
-    //! alone (the state holds the call: see ApiTable::futureSubmit). On a
-    //! worker only those words are written to the deque. Inline: the
-    //! runtime's entry is the one call (through the table in R).
-    [[gnu::always_inline]] void submitState(table::TaskOp op, table::FutureCore* core) noexcept;
+    //! submitResult() inline (ApiTable::futureSubmit: the runtime's entry
+    //! is then the one call of a spawn, through the table in R).
+    [[gnu::always_inline]] void submitResultInline(table::TaskUnit& u) noexcept;
 
     //! Takes back from the top of the calling thread's own queue the tasks
     //! that `unneeded(task)` names (a loop's tickets once the loop has no
@@ -129,8 +127,11 @@ public:
     //! (null with OwnJoin::wait: not a worker). With kWhole false, `mine`
     //! holds only what `isMine` needs (its head: TaskSlot::loadHead()), for
     //! a caller that does not run it (its record is copied no further).
+    //! `slot`, with kWhole false: where the task sought was, if it was on
+    //! top (read no further; see WorkDeque::popHead()), else null.
     template <bool kWhole = true, class Done, class IsMine>
-    [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine, Worker** self = nullptr);
+    [[gnu::always_inline]] OwnJoin joinOwn(Done&& done, IsMine&& isMine, Task& mine, Worker** self = nullptr,
+                                           const TaskSlot** slot = nullptr);
     //! Runs a task joinOwn() took, on the calling worker: execute()'s body
     //! inlined into the caller (the runtime's join of a Future), one frame
     //! less in every level of a recursion that joins so (fib with one
@@ -520,9 +521,6 @@ private:
     //! (null: none). Inline in both (one out-of-line copy, shared by g++
     //! between the runtime's two submit paths, looked the thread's record
     //! up again: 11 instructions a spawn in an R client).
-    //! kHead: only `t`'s head (TaskSlot::loadHead()) matters, and only
-    //! that is written to a worker's own deque.
-    template <bool kHead = false>
     [[gnu::always_inline]] void submitFrom(Worker* w, const Task& t) noexcept;
     //! Pushes onto worker `w`'s own deque (called on `w`'s thread).
     [[gnu::always_inline]] void pushOwn(Worker& w, const Task& t);
@@ -541,7 +539,8 @@ private:
     bool findWork(Worker& w, Task& out) { return takeWork(w, out) && keepUnlessPaused(w, out); }
     //! joinOwn() on the calling thread's worker `w` of this pool.
     template <bool kWhole = true, class Done, class IsMine>
-    [[gnu::always_inline]] OwnJoin joinOwnOn(Worker& w, Done&& done, IsMine&& isMine, Task& mine);
+    [[gnu::always_inline]] OwnJoin joinOwnOn(Worker& w, Done&& done, IsMine&& isMine, Task& mine,
+                                             const TaskSlot** slot = nullptr);
     //! joinOwnOn<false>() past a task whose head it took (at `at`) that it
     //! cannot return as it is: the rest read, then as joinOwnOn<true>().
     template <class Done, class IsMine>

@@ -35,7 +35,9 @@ inline Context* Scheduler::contextForResultTask()
 
 inline void Scheduler::submit(const Task& t) noexcept { submitFrom(currentWorker(), t); }
 
-[[gnu::noinline]] inline void Scheduler::submitResult(table::TaskUnit& u) noexcept
+[[gnu::noinline]] inline void Scheduler::submitResult(table::TaskUnit& u) noexcept { submitResultInline(u); }
+
+[[gnu::always_inline]] inline void Scheduler::submitResultInline(table::TaskUnit& u) noexcept
 {
     // Both read at once: g++ looked the record up again after the count
     // below (an atomic increment), another call of __tls_get_addr.
@@ -47,17 +49,6 @@ inline void Scheduler::submit(const Task& t) noexcept { submitFrom(currentWorker
     submitFrom(w, Task::of(u, ctx));
 }
 
-[[gnu::always_inline]] inline void Scheduler::submitState(table::TaskOp op, table::FutureCore* core) noexcept
-{
-    const ThreadRecord& r = threadRecord();
-    const Frame* const f = r.frame;
-    Worker* const w = workerIn(r);
-    Context* const ctx = f && f->scheduler == this ? nullptr : &root_;
-    if (ctx) ctx->add(1);
-    submitFrom<true>(w, Task::ofRecord(op, core, ctx));
-}
-
-template <bool kHead>
 [[gnu::always_inline]] inline void Scheduler::submitFrom(Worker* w, const Task& t) noexcept
 {
     if (inlineMode()) {
@@ -67,12 +58,7 @@ template <bool kHead>
     bump(counters(w).pushed, w);
     try {
         if (w) {
-            if constexpr (kHead) {
-                w->deque.pushHead(t);
-                advertise(*w);
-            } else {
-                pushOwn(*w, t);
-            }
+            pushOwn(*w, t);
         } else if (ownsOutsideDeque()) {
             outside_.push(t);
         } else {

@@ -119,12 +119,12 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
 
 template <bool kWhole, class Done, class IsMine>
 [[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwn(Done&& done, IsMine&& isMine, Task& mine,
-                                                                     Worker** self)
+                                                                     Worker** self, const TaskSlot** slot)
 {
     Worker* const w = currentWorker();
     if (self) *self = w;
     if (!w || inlineMode()) return OwnJoin::wait;
-    return joinOwnOn<kWhole>(*w, done, isMine, mine);
+    return joinOwnOn<kWhole>(*w, done, isMine, mine, slot);
 }
 
 inline Context* Scheduler::enclosingContext() noexcept
@@ -162,7 +162,7 @@ inline void Scheduler::sleepUntilDone(const void* key, Done& done, bool worker, 
 
 template <bool kWhole, class Done, class IsMine>
 [[gnu::always_inline]] inline Scheduler::OwnJoin Scheduler::joinOwnOn(Worker& w, Done&& done, IsMine&& isMine,
-                                                                       Task& mine)
+                                                                       Task& mine, const TaskSlot** slot)
 {
     if constexpr (kWhole) {
         for (;;) {
@@ -183,8 +183,10 @@ template <bool kWhole, class Done, class IsMine>
     if (!w.deque.popHead(mine, &at)) return OwnJoin::wait;
     // Sought, counted in no context (else the runtime runs it: see
     // runTakenBack()), not paused meanwhile (as keepUnlessPaused()).
-    if (isMine(static_cast<const Task&>(mine)) && !mine.context() && !paused_.load(std::memory_order_seq_cst))
+    if (isMine(static_cast<const Task&>(mine)) && !mine.context() && !paused_.load(std::memory_order_seq_cst)) {
+        if (slot) *slot = at;
         return OwnJoin::mine;
+    }
     return joinOwnPastHead(w, done, isMine, mine, *at);
 }
 

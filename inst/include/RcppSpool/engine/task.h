@@ -85,19 +85,6 @@ public:
         return *std::launder(reinterpret_cast<const Task*>(&u));
     }
 
-    //! A client's task whose record is its op and one word, `first` (a
-    //! future's core: the state holds the call), counted in `ctx`. The rest
-    //! of the storage is zero (it may be copied whole; the op never reads it).
-    static Task ofRecord(table::TaskOp op, const void* first, Context* ctx) noexcept
-    {
-        Task t;
-        t.u_.op = op;
-        t.u_.context = ctx;
-        std::memset(t.u_.storage, 0, sizeof(t.u_.storage));
-        std::memcpy(t.u_.storage, &first, sizeof(first));
-        return t;
-    }
-
     //! Runs the callable and releases it (also if it throws); a client's
     //! task that failed throws TaskFailed. Always inline: with a second
     //! caller (the timeline's Scheduler::runRecorded) g++ made it a call of
@@ -217,14 +204,9 @@ public:
     // and as calls (as g++ left them once the deque's push and pop were
     // inlined) they cost 8 instructions a spawn more.
     [[gnu::always_inline]] void store(const Task& t) noexcept { storeWords(t, Words{}); }
-    //! store() of the head only (see loadHead()), for a task whose op reads
-    //! the first word of its storage and nothing after it (Task::ofRecord()):
-    //! the rest of the slot keeps the words of an older task, read with it
-    //! and never used.
-    [[gnu::always_inline]] void storeHead(const Task& t) noexcept
-    {
-        storeWords(t, std::make_index_sequence<kHeadWords>{});
-    }
+    //! The storage's bytes as stored (for the owner of the slot, which alone
+    //! writes it: see ApiTable::futureTakeBack).
+    const unsigned char* storage() const noexcept { return reinterpret_cast<const unsigned char*>(&words_[2]); }
     [[gnu::always_inline]] Task load() const noexcept
     {
         Task t;

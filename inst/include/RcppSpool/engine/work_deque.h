@@ -123,17 +123,6 @@ public:
         bottom_.store(b + 1, std::memory_order_seq_cst);
     }
 
-    //! Owner only: push() of a task whose head is all that matters (see
-    //! TaskSlot::storeHead()): the rest of the slot keeps what it held.
-    [[gnu::always_inline]] void pushHead(const Task& task)
-    {
-        std::int64_t b = bottom_.load(std::memory_order_relaxed);
-        Buffer* a = buffer_.load(std::memory_order_relaxed);
-        if (b - topSeen_ >= a->capacity) a = makeRoom(a, b);
-        a->slot(b).storeHead(task);
-        bottom_.store(b + 1, std::memory_order_seq_cst);
-    }
-
     //! Owner only: how many more tasks fit before the buffer must grow.
     std::int64_t room() const
     {

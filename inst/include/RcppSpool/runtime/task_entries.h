@@ -180,17 +180,14 @@ inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char*
 
 //! ApiTable::futureSubmit. Out of line in a program that compiles the
 //! runtime with its client too: one call a spawn, as through the table.
-[[gnu::noinline]] inline int futureSubmit(void* pool, table::FutureCore* core, table::TaskOp op) noexcept
+[[gnu::noinline]] inline int futureSubmit(void* pool, table::TaskUnit* task) noexcept
 {
     Pool& p = task_detail::poolAt(pool);
     if (!p.stoppedByJoin()) {
-        p.scheduler().submitState(op, core);
+        p.scheduler().submitResultInline(*task);
         return table::kOk;
     }
-    table::TaskUnit task{};
-    task.op = op;
-    std::memcpy(task.storage, &core, sizeof(core));
-    return task_detail::submitCounted(p, table::kSubmitResult, &task, nullptr, 0);
+    return task_detail::submitCounted(p, table::kSubmitResult, task, nullptr, 0);
 }
 
 //! ApiTable::poolWait.
@@ -255,9 +252,11 @@ RCPPSPOOL_NO_STACK_PROTECTOR inline int futureJoinOwn(table::FutureCore* core, t
 }
 
 namespace task_detail {
-//! futureTakeBack() of a task counted in a context (queued from outside the
-//! pool, then taken by this worker in a batch): run as counted, for its
-//! getter. Out of line: inline, it made every join save every register.
+//! futureTakeBack() of a task not found on top (others, pushed later, ran
+//! first: the record was read whole) or counted in a context (queued from
+//! outside the pool, then taken by this worker in a batch): run as
+//! futureJoinOwn() runs it, for its getter. Out of line: inline, it made
+//! every join save every register.
 [[gnu::noinline]] inline int runForGetter(engine::Scheduler& s, engine::Task& mine, engine::Scheduler::Worker* self,
                                           table::FutureCore* core) noexcept
 {
@@ -268,19 +267,22 @@ namespace task_detail {
 }  // namespace task_detail
 
 //! ApiTable::futureTakeBack.
-RCPPSPOOL_NO_STACK_PROTECTOR inline int futureTakeBack(table::FutureCore* core, table::TaskOp kind)
+RCPPSPOOL_NO_STACK_PROTECTOR inline int futureTakeBack(table::FutureCore* core, table::TaskOp kind,
+                                                       const unsigned char** storage)
 {
     if (!core->pool) return table::kNotTaken;
     engine::Scheduler& s = task_detail::poolAt(core->pool).scheduler();
     engine::Task mine;
     engine::Scheduler::Worker* self = nullptr;
-    // Only its head is read (the getter runs it), unless it has a context.
+    const engine::TaskSlot* slot = nullptr;
+    // Only its head is read when it is on top (the getter runs it).
     const auto joined = s.joinOwn<false>([core] { return core->ready.load(std::memory_order_acquire) != 0; },
                                          [core, kind](const engine::Task& t) { return t.holds(kind, core); }, mine,
-                                         &self);
+                                         &self, &slot);
     if (joined != engine::Scheduler::OwnJoin::mine) return table::kNotTaken;
-    if (mine.context()) return task_detail::runForGetter(s, mine, self, core);
+    if (!slot) return task_detail::runForGetter(s, mine, self, core);
     s.noteTakenBack(self);
+    *storage = slot->storage();
     return table::kTakenBack;
 }
 

@@ -213,21 +213,22 @@ struct ApiTable {
     //! a span named `name` (copied, cut to 31 bytes) in the recording.
     void (*traceZoneEnd)(const char* name, std::int64_t start);
 
-    // -- version 5: futures whose state holds the call --
-    //! submit() of a result task (kSubmitResult) whose whole record is
-    //! `op` and `core` (its storage starts with `core`, nothing after it
-    //! is read: the state holds the call). Runs it at once when the pool
-    //! has no workers.
-    int (*futureSubmit)(void* pool, FutureCore* core, TaskOp op);
+    // -- version 5: a spawn in one call, a join that leaves the task to its getter --
+    //! submit(pool, kSubmitResult, nullptr, task, nullptr, 0): one call of
+    //! the runtime a spawn (submit() dispatches on `how`, then calls the
+    //! scheduler: two through the table).
+    int (*futureSubmit)(void* pool, TaskUnit* task);
     //! futureJoinOwn() for a getter that runs the task itself: if the task
     //! that computes `core` (op `kind`) is on top of the calling worker's
-    //! deque (under tasks it pushed later, which it runs first), takes it
-    //! off and returns kTakenBack, not run: the getter owns it and both of
-    //! the state's references, and runs or drops the callable itself. A
-    //! task the runtime must count as it runs (one counted in a context)
-    //! it runs for the getter instead, as futureJoinOwn() does, and returns
-    //! kRunForGetter. Else kNotTaken (wait with futureWait).
-    int (*futureTakeBack)(FutureCore* core, TaskOp kind);
+    //! deque, takes it off, not run, and returns kTakenBack with `*storage`
+    //! its record's storage, in the deque, unchanged until the calling
+    //! thread queues a task again: the getter owns the task and both of the
+    //! state's references, and runs or drops the call itself. A task it
+    //! reaches only after running others pushed later, or one the runtime
+    //! counts as it runs (one counted in a context), it runs for the getter
+    //! instead, as futureJoinOwn() does: kRunForGetter. Else kNotTaken
+    //! (wait with futureWait).
+    int (*futureTakeBack)(FutureCore* core, TaskOp kind, const unsigned char** storage);
 };
 
 //! What ApiTable::futureTakeBack did.
