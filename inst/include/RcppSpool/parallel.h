@@ -99,10 +99,13 @@ namespace detail {
 //! pushReturn() out of line, for async(async | deferred): a caller that
 //! defers most of its calls (fine-grained recursion) then keeps a smaller
 //! frame (fewer registers saved at every call of it).
+//! The call by value: a small one comes in registers, where the caller
+//! keeps it (by reference, it went through the stack at every spawn,
+//! kept or queued).
 template <class R, class Call>
-[[gnu::noinline]] Future<R> queueCall(ThreadPool& pool, Call&& call)
+[[gnu::noinline]] Future<R> queueCall(ThreadPool& pool, Call call)
 {
-    return pool.template pushBound<R, Future<R>>(std::forward<Call>(call));
+    return pool.template pushBound<R, Future<R>>(std::move(call));
 }
 }  // namespace detail
 

@@ -145,7 +145,11 @@ public:
             ::operator delete(static_cast<void*>(this), std::align_val_t{alignof(FutureState)});
         } else {
             engine::BlockCache* cache = state_detail::cache();
-            if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
+            // The common class (a state without a call) as a constant: no
+            // index computed where it is freed.
+            constexpr std::size_t plain = classOf(sizeof(FutureState));
+            const bool kept = cache && (c == plain ? cache->giveToClass(this, plain) : cache->giveToClass(this, c));
+            if (!kept) ::operator delete(static_cast<void*>(this));
         }
     }
 
