@@ -200,14 +200,25 @@ double hostCalls(int n)
     return static_cast<double>(sum.load());
 }
 
+// fib(n) with a task per call kept in `auto`: on a worker, get() takes its
+// task back through the table (futureTakeBack) and runs the call itself.
+long fibTasks(int n)
+{
+    if (n < 2) return n;
+    auto x = RcppSpool::async([n] { return fibTasks(n - 1); });
+    const long y = fibTasks(n - 2);
+    return x.get() + y;
+}
+
 // The task layer, all of it through the runtime's handles: async() and its
-// Futures, a TaskGroup, a pool of its own (push, pushReturn, a loop nobody
-// blocks on, wait), calls for R's main thread from loop bodies, a task's
-// error rethrown by wait(). Sum: 5 * n(n - 1)/2 + 2n + 1.
+// Futures, a recursion of tasks taken back by their getters, a TaskGroup, a
+// pool of its own (push, pushReturn, a loop nobody blocks on, wait), calls
+// for R's main thread from loop bodies, a task's error rethrown by wait().
+// Sum: 5 * n(n - 1)/2 + 2n + 1 + fib(18) (2584).
 // [[Rcpp::export]]
 double taskCalls(int n)
 {
-    double total = 0;
+    double total = static_cast<double>(RcppSpool::async([] { return fibTasks(18); }).get());
     std::vector<RcppSpool::Future<long>> fs;
     for (int i = 0; i < n; ++i) fs.push_back(RcppSpool::async([i] { return static_cast<long>(i); }));
     for (auto& f : fs) total += static_cast<double>(f.get());
@@ -551,7 +562,7 @@ test_that("a package built against runtime classes of another layout, with the s
     expect_true(any(grepl("progress: 100% (done)", res$host_out, fixed = TRUE)), info = paste(res$host_out, collapse = "\n"))
     # One set of workers: the runtime's, started for the first loop.
     expect_lte(res$added, res$cores, label = info)
-    expect_equal(res$tasks, 5 * sum(0:199) + 2 * 200 + 1, info = info)
+    expect_equal(res$tasks, 5 * sum(0:199) + 2 * 200 + 1 + 2584, info = info)
   }
 })
 
