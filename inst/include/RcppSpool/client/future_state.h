@@ -81,10 +81,10 @@ public:
 
     //! A state that holds `call` (moved in) itself, after its own fields, in
     //! one block: the task that computes the result is then only the
-    //! state's address (StateTask), whatever the callable, and a callable
-    //! too large for a task's record, or not trivially copyable (a lambda
-    //! holding a std::vector), costs no allocation of its own. Freed by
-    //! destroy() (release()); the callable by whoever runs or drops it.
+    //! state's address (StateTask), so that a callable too large for a
+    //! task's record, or not trivially copyable (a lambda holding a
+    //! std::vector), costs no allocation of its own. Freed by destroy()
+    //! (release()); the callable by whoever runs or drops it.
     template <class Call>
     static FutureState* withCall(void* pool, int refs, table::TaskOp task, Call&& call)
     {
@@ -114,10 +114,14 @@ public:
     //! took the task back and ran the call itself: see freeEmpty()).
     [[gnu::always_inline]] void freeEmptyPlain() noexcept
     {
-        static_assert(alignof(FutureState) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "an over-aligned state");
-        constexpr std::uint8_t c = classOf(sizeof(FutureState));
-        engine::BlockCache* cache = state_detail::cache();
-        if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
+        if constexpr (alignof(FutureState) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+            // A result type aligned beyond operator new's guarantee: the heap's own.
+            ::operator delete(static_cast<void*>(this), std::align_val_t{alignof(FutureState)});
+        } else {
+            constexpr std::uint8_t c = classOf(sizeof(FutureState));
+            engine::BlockCache* cache = state_detail::cache();
+            if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
+        }
     }
 
     //! destroy() of a state made by withCall<Call>() that holds nothing
