@@ -72,10 +72,9 @@ public:
     //! submit() of a client's task with its own result (pushReturn, async),
     //! counted as contextForResultTask() says: the calling thread's record
     //! read once for its frame and its worker (see ThreadRecord).
-    void submitResult(table::TaskUnit& u) noexcept;
-    //! submitResult() inline (ApiTable::futureSubmit: the runtime's entry
-    //! is then the one call of a spawn, through the table in R).
-    [[gnu::always_inline]] void submitResultInline(table::TaskUnit& u) noexcept;
+    //! Inline: the runtime's entry (ApiTable::futureSubmit) is then the one
+    //! call of a spawn, through the table in R.
+    [[gnu::always_inline]] void submitResult(table::TaskUnit& u) noexcept;
 
     //! Takes back from the top of the calling thread's own queue the tasks
     //! that `unneeded(task)` names (a loop's tickets once the loop has no

@@ -35,9 +35,7 @@ inline Context* Scheduler::contextForResultTask()
 
 inline void Scheduler::submit(const Task& t) noexcept { submitFrom(currentWorker(), t); }
 
-[[gnu::noinline]] inline void Scheduler::submitResult(table::TaskUnit& u) noexcept { submitResultInline(u); }
-
-[[gnu::always_inline]] inline void Scheduler::submitResultInline(table::TaskUnit& u) noexcept
+[[gnu::always_inline]] inline void Scheduler::submitResult(table::TaskUnit& u) noexcept
 {
     // Both read at once: g++ looked the record up again after the count
     // below (an atomic increment), another call of __tls_get_addr.

@@ -159,6 +159,20 @@ namespace task_detail {
 }
 }  // namespace task_detail
 
+//! ApiTable::futureSubmit. Out of line in a program that compiles the
+//! runtime with its client too: one call a spawn, as through the table.
+[[gnu::noinline]] inline int futureSubmit(void* pool, table::TaskUnit* task) noexcept
+{
+    Pool& p = task_detail::poolAt(pool);
+    if (!p.stoppedByJoin()) {
+        // Counted by the caller's pool from outside it, by nobody from
+        // inside (its Future waits for it).
+        p.scheduler().submitResult(*task);
+        return table::kOk;
+    }
+    return task_detail::submitCounted(p, table::kSubmitResult, task, nullptr, 0);
+}
+
 //! ApiTable::submit. (Scheduler's submits never throw: the common paths
 //! need no handler.)
 inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char* message, std::size_t size) noexcept
@@ -168,26 +182,12 @@ inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char*
         engine::Context& ctx = task_detail::groupOn(group, pool).ctx;
         ctx.add(1);
         p.scheduler().submit(engine::Task::of(*task, &ctx));
-    } else if (how == table::kSubmitResult && !p.stoppedByJoin()) {
-        // A result task: counted by the caller's pool from outside it, by
-        // nobody from inside (its Future waits for it).
-        p.scheduler().submitResult(*task);
+    } else if (how == table::kSubmitResult) {
+        return futureSubmit(pool, task);
     } else {
         return task_detail::submitCounted(p, how, task, message, size);
     }
     return table::kOk;
-}
-
-//! ApiTable::futureSubmit. Out of line in a program that compiles the
-//! runtime with its client too: one call a spawn, as through the table.
-[[gnu::noinline]] inline int futureSubmit(void* pool, table::TaskUnit* task) noexcept
-{
-    Pool& p = task_detail::poolAt(pool);
-    if (!p.stoppedByJoin()) {
-        p.scheduler().submitResultInline(*task);
-        return table::kOk;
-    }
-    return task_detail::submitCounted(p, table::kSubmitResult, task, nullptr, 0);
 }
 
 //! ApiTable::poolWait.
