@@ -180,20 +180,20 @@ private:
         try {
             if constexpr (std::is_void<T>::value) {
                 call();
-                s->freeEmptyPlain();
+                s->freeEmpty();
             } else {
                 T value = call();
-                s->freeEmptyPlain();
+                s->freeEmpty();
                 return value;
             }
         } catch (...) {
-            s->freeEmptyPlain();
+            s->freeEmpty();
             throw;
         }
     }
     [[noreturn, gnu::noinline]] static void freeAndThrowInterrupt(client::FutureState<T>* s)
     {
-        s->freeEmptyPlain();
+        s->freeEmpty();
         std::rethrow_exception(engine::interruptError());
     }
     // The call of a state whose task its getter took back: run here.
@@ -221,7 +221,7 @@ private:
     [[gnu::always_inline]] static void dropHeld(client::FutureState<T>* s) noexcept
     {
         s->template heldCall<Call>().~Call();
-        s->template freeEmpty<Call>();
+        s->template freeEmpty<client::FutureState<T>::template kBytesWith<Call>>();
     }
     // As a task taken back after the user's interrupt: not run.
     template <class Call>

@@ -89,7 +89,7 @@ auto async(F&& f, Args&&... args)
     auto call = detail::bind(std::forward<F>(f), std::forward<Args>(args)...);
     using Call = decltype(call);
     auto& pool = ThreadPool::globalInstance();
-    if constexpr (client::FutureState<R>::template kCanHold<Call>)
+    if constexpr (client::kTakenBackByGetter<R, Call>)
         return pool.template pushBound<R, TaskFuture<R, Call>>(std::move(call));
     else
         return pool.template pushBound<R, Future<R>>(std::move(call));

@@ -161,26 +161,19 @@ public:
     {
         using State = client::FutureState<R>;
         using C = std::decay_t<Call>;
+        using Computes = client::ResultTaskOf<R, C>;
         // Two references: the task's and the Future's.
-        if constexpr (client::kCallInRecord<R, C>) {
-            using Computes = client::ResultTask<R, C>;
-            auto* s = new State(pool_, 2, client::inlineOpOf<Computes>());
-            Handle future(s);
-            submitResult(client::makeTask(Computes{s, std::forward<Call>(call)}));
-            return future;
-        } else if constexpr (State::template kCanHold<C>) {
+        if constexpr (client::kStateHoldsCall<R, C>) {
             // The state holds the call; the record is the state's core.
-            using Computes = client::StateTask<R, C>;
             State* s = State::withCall(pool_, 2, client::inlineOpOf<Computes>(), std::forward<Call>(call));
             Handle future(s);
             submitResult(client::makeTask(Computes{s}));
             return future;
         } else {
-            // Over-aligned: the record holds a pointer to it on the heap.
-            using Computes = client::ResultTask<R, C>;
+            // The record holds the call (over-aligned: a pointer to it).
             auto* s = new State(pool_, 2, client::inlineOpOf<Computes>());
             Handle future(s);
-            submit(table::kSubmitResult, client::makeTask(Computes{s, std::forward<Call>(call)}));
+            submitResult(client::makeTask(Computes{s, std::forward<Call>(call)}));
             return future;
         }
     }

@@ -90,7 +90,7 @@ public:
     {
         using C = std::decay_t<Call>;
         static_assert(kCanHold<C>, "FutureState::withCall: an over-aligned callable");
-        constexpr std::size_t bytes = callOffset<C>() + sizeof(C);
+        constexpr std::size_t bytes = kBytesWith<C>;
         void* block = allocate(bytes);
         auto* s = ::new (block) FutureState(pool, refs, task);
         s->blockClass_ = classOf(bytes);
@@ -110,34 +110,30 @@ public:
         return *std::launder(reinterpret_cast<Call*>(reinterpret_cast<unsigned char*>(this) + callOffset<Call>()));
     }
 
-    //! destroy() of a state made by `new` that holds nothing (its getter
-    //! took the task back and ran the call itself: see freeEmpty()).
-    [[gnu::always_inline]] void freeEmptyPlain() noexcept
-    {
-        if constexpr (alignof(FutureState) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-            // A result type aligned beyond operator new's guarantee: the heap's own.
-            ::operator delete(static_cast<void*>(this), std::align_val_t{alignof(FutureState)});
-        } else {
-            constexpr std::uint8_t c = classOf(sizeof(FutureState));
-            engine::BlockCache* cache = state_detail::cache();
-            if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
-        }
-    }
-
-    //! destroy() of a state made by withCall<Call>() that holds nothing
-    //! (the callable gone, no result, no error, no deferred work: its
-    //! getter took the task back and ran the call itself): its block goes
-    //! back to this thread's cache, its class known here, no destructor
-    //! left to run.
-    template <class Call>
+    //! destroy() of a state that holds nothing (the callable gone, no
+    //! result, no error, no deferred work: its getter took the task back
+    //! and ran the call itself), of a block of `kBlockBytes` (0: a state
+    //! made by `new`; kBytesWith<Call>: by withCall()): back to the thread's
+    //! cache, its class a constant, no destructor left to run (it has
+    //! nothing to do, but the compiler cannot see that: 6 instructions).
+    template <std::size_t kBlockBytes = 0>
     [[gnu::always_inline]] void freeEmpty() noexcept
     {
-        constexpr std::uint8_t c = classOf(callOffset<Call>() + sizeof(Call));
-        // No destructor call: with no result, error or deferred work it has
-        // nothing to do, but the compiler cannot see that (6 instructions).
-        engine::BlockCache* cache = state_detail::cache();
-        if (!cache || !cache->giveToClass(this, c)) ::operator delete(static_cast<void*>(this));
+        if constexpr (alignof(FutureState) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+            ::operator delete(static_cast<void*>(this), std::align_val_t{alignof(FutureState)});
+        else
+            freeBlock(this, classOf(kBlockBytes != 0 ? kBlockBytes : sizeof(FutureState)));
     }
+    //! Where a state made by withCall<Call>() holds the call: after its
+    //! own fields, aligned.
+    template <class Call>
+    static constexpr std::size_t callOffset() noexcept
+    {
+        return (sizeof(FutureState) + alignof(Call) - 1) / alignof(Call) * alignof(Call);
+    }
+    //! The block size of a state made by withCall<Call>().
+    template <class Call>
+    static constexpr std::size_t kBytesWith = callOffset<Call>() + sizeof(Call);
 
     //! Ends the state and frees its block (also the room of a held
     //! callable, which must be gone already). For the last owner.
@@ -148,12 +144,10 @@ public:
         if constexpr (alignof(FutureState) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
             ::operator delete(static_cast<void*>(this), std::align_val_t{alignof(FutureState)});
         } else {
-            engine::BlockCache* cache = state_detail::cache();
             // The common class (a state without a call) as a constant: no
             // index computed where it is freed.
             constexpr std::size_t plain = classOf(sizeof(FutureState));
-            const bool kept = cache && (c == plain ? cache->giveToClass(this, plain) : cache->giveToClass(this, c));
-            if (!kept) ::operator delete(static_cast<void*>(this));
+            freeBlock(this, c == plain ? plain : c);
         }
     }
 
@@ -356,16 +350,12 @@ private:
         if (void* p = c ? c->take(bytes) : nullptr) return p;
         return ::operator new(engine::BlockCache::rounded(bytes));
     }
-    static void deallocate(void* p, std::size_t bytes) noexcept
+    static void deallocate(void* p, std::size_t bytes) noexcept { freeBlock(p, classOf(bytes)); }
+    // A block of size class `c` back to this thread's cache, or to the heap.
+    [[gnu::always_inline]] static void freeBlock(void* p, std::size_t c) noexcept
     {
-        engine::BlockCache* c = state_detail::cache();
-        if (!c || !c->give(p, bytes)) ::operator delete(p);
-    }
-    // Where a held callable starts: after the state, aligned.
-    template <class Call>
-    static constexpr std::size_t callOffset() noexcept
-    {
-        return (sizeof(FutureState) + alignof(Call) - 1) / alignof(Call) * alignof(Call);
+        engine::BlockCache* cache = state_detail::cache();
+        if (!cache || !cache->giveToClass(p, c)) ::operator delete(p);
     }
 
     // The block's size class in the thread caches (see destroy()), kept
@@ -466,9 +456,20 @@ struct StateTask {
 template <class T, class Call>
 constexpr bool kCallInRecord = task_detail::fitsInline<ResultTask<T, Call>>();
 
-//! The task that computes a result of type T with a `Call` (see kCallInRecord).
+//! Whether the state holds the call instead (StateTask): the record cannot,
+//! the state can. (Neither: an over-aligned call, which the record holds
+//! through a pointer to the heap, ResultTask's heap form.)
 template <class T, class Call>
-using ResultTaskOf = std::conditional_t<kCallInRecord<T, Call>, ResultTask<T, Call>, StateTask<T, Call>>;
+constexpr bool kStateHoldsCall = !kCallInRecord<T, Call> && FutureState<T>::template kCanHold<Call>;
+
+//! The task that computes a result of type T with a `Call`.
+template <class T, class Call>
+using ResultTaskOf = std::conditional_t<kStateHoldsCall<T, Call>, StateTask<T, Call>, ResultTask<T, Call>>;
+
+//! Whether its getter can take such a task back and run the call itself
+//! (Future::getHeld()): the call is in the record or in the state.
+template <class T, class Call>
+constexpr bool kTakenBackByGetter = kCallInRecord<T, Call> || kStateHoldsCall<T, Call>;
 
 }  // namespace client
 }  // namespace RCPPSPOOL_ABI
