@@ -24,7 +24,12 @@
 # (the order turning every call, 30 ms apart so that oneTBB's workers
 # settle), the median of the per-pair ratios migrated/original, and the
 # process's page faults and system time per call (the heap's share).
-# Both builds' results must agree (checked). Prints the load average.
+# A third build is timed beside them as a control: the original as it is,
+# but compiled as C++17, the one change use_rcppspool() makes to a package
+# besides its threading library (RcppSpool's headers need C++17); its ratio
+# to the original is what the language standard alone does to the
+# package's code (cached in build/real-packages/lib-original-cxx17).
+# All builds' results must agree (checked). Prints the load average.
 here <- local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
   if (length(f)) dirname(normalizePath(f[1])) else "bench"
@@ -52,8 +57,8 @@ suppressPackageStartupMessages({
   library(spec$package, character.only = TRUE)  # the original, with its R code
   loadNamespace("RcppSpool")                     # the migrated build's runtime
 })
-dlls <- c(original = spec$package, migrated = "migrated_build")
-dyn.load(spec$migrated_so)  # a copy named migrated_build.so
+dlls <- c(original = spec$package, original_cxx17 = "cxx17_build", migrated = "migrated_build")
+for (f in spec$copies) dyn.load(f)  # cxx17_build.so and migrated_build.so
 set.seed(1)
 eval(parse(text = spec$setup), globalenv())
 faults <- function() as.numeric(strsplit(sub("^.*\\) ", "", readLines("/proc/self/stat")), " ")[[1]][8])
@@ -66,25 +71,53 @@ for (n in threads) {
     a <- eval(parse(text = nat$args), globalenv())
     sym <- lapply(dlls, function(d) getNativeSymbolInfo(nat$symbol, PACKAGE = d))
     val <- lapply(sym, function(s) do.call(.Call, c(list(s), a)))  # warm-up, and the values compared
-    same <- isTRUE(all.equal(val$original, val$migrated, tolerance = 1e-12))
-    m <- array(NA_real_, c(calls, 2, 3), list(NULL, names(dlls), c("s", "sys", "faults")))
-    for (i in seq_len(calls)) for (b in if (i %% 2) 1:2 else 2:1) {
+    same <- all(vapply(val[-1], function(v) isTRUE(all.equal(val$original, v, tolerance = 1e-12)), TRUE))
+    m <- array(NA_real_, c(calls, 3, 3), list(NULL, names(dlls), c("s", "sys", "faults")))
+    for (i in seq_len(calls)) for (b in if (i %% 2) 1:3 else 3:1) {
       Sys.sleep(0.03)
       f0 <- faults()
       st <- system.time(do.call(.Call, c(list(sym[[b]]), a)))
       m[i, b, ] <- c(st[["elapsed"]], st[["sys.self"]], faults() - f0)
     }
     med <- stats::median
+    r <- function(b) m[, b, "s"] / m[, "original", "s"]
+    q <- function(x) sprintf("%.3f [%.3f-%.3f]", med(x), stats::quantile(x, 0.25), stats::quantile(x, 0.75))
     rows[[length(rows) + 1]] <- data.frame(
-      call = cl, threads = n, original_s = med(m[, 1, "s"]), migrated_s = med(m[, 2, "s"]),
-      ratio = med(m[, 2, "s"] / m[, 1, "s"]), q1 = stats::quantile(m[, 2, "s"] / m[, 1, "s"], 0.25),
-      q3 = stats::quantile(m[, 2, "s"] / m[, 1, "s"], 0.75),
-      faults = sprintf("%.0f/%.0f", med(m[, 1, "faults"]), med(m[, 2, "faults"])),
-      sys_ms = sprintf("%.1f/%.1f", 1000 * med(m[, 1, "sys"]), 1000 * med(m[, 2, "sys"])), same = same)
+      call = cl, threads = n, original_s = sprintf("%.3f", med(m[, "original", "s"])),
+      migrated_s = sprintf("%.3f", med(m[, "migrated", "s"])), ratio = q(r("migrated")), cxx17_ratio = q(r("original_cxx17")),
+      faults = paste(sprintf("%.0f", apply(m[, , "faults"], 2, med)), collapse = "/"),
+      sys_ms = paste(sprintf("%.1f", 1000 * apply(m[, , "sys"], 2, med)), collapse = "/"), same = same)
   }
 }
 saveRDS(do.call(rbind, rows), out)
 )--"
+
+# The control build: the original's source compiled as C++17 (RcppSpool's own
+# ensure_cxx17(), as use_rcppspool() edits src/Makevars), else as it is.
+install_cxx17 <- function(p, ctx) {
+  lib <- file.path(ctx$cache, "lib-original-cxx17")
+  dir.create(lib, showWarnings = FALSE)
+  tarball <- get_tarball(p, ctx$tarballs, FALSE)
+  stamp <- file.path(lib, paste0(p, ".stamp"))
+  want <- paste(basename(tarball), R.version.string, readLines(file.path(ctx$libs$original, paste0(p, ".stamp"))))
+  if (file.exists(stamp) && identical(readLines(stamp), want) && dir.exists(file.path(lib, p))) return(lib)
+  unlink(c(stamp, file.path(lib, p)), recursive = TRUE)
+  src <- file.path(ctx$work, "cxx17")
+  dir.create(src, showWarnings = FALSE)
+  utils::untar(tarball, exdir = src)
+  for (f in file.path(src, p, "src", c("Makevars", "Makevars.win"))) {
+    lines <- if (file.exists(f)) readLines(f) else character()
+    if (file.exists(f) || basename(f) == "Makevars") writeLines(get("ensure_cxx17", asNamespace("RcppSpool"))(lines), f)
+  }
+  log <- file.path(ctx$cache, paste0("install-", p, "-original-cxx17.log"))
+  say("installing: ", p, " original compiled as C++17")
+  status <- system2(r_exe(), c("CMD", "INSTALL", "--no-docs", "--no-multiarch", "--no-test-load", paste0("--library=", lib),
+                               file.path(src, p)), env = c(paste0("R_LIBS=", lib_path(c(ctx$deps_lib, .libPaths()))),
+                                                           "MAKEFLAGS=-j1"), stdout = log, stderr = log)
+  if (status != 0) { say("  ", p, ": the C++17 install failed, log ", log, ":\n", tail_log(log, 8)); return(NULL) }
+  writeLines(want, stamp)
+  lib
+}
 
 one_process_main <- function(args = commandArgs(TRUE)) {
   calls <- 30L
@@ -124,8 +157,11 @@ one_process_main <- function(args = commandArgs(TRUE)) {
     spec <- real_packages[[p]]
     spec$package <- p
     spec$native <- native_calls[[p]]
-    spec$migrated_so <- file.path(ctx$work, "migrated_build.so")
-    file.copy(file.path(ctx$libs$migrated, p, "libs", paste0(p, .Platform$dynlib.ext)), spec$migrated_so, overwrite = TRUE)
+    lib17 <- install_cxx17(p, ctx)
+    if (is.null(lib17)) next
+    so <- paste0(p, .Platform$dynlib.ext)
+    spec$copies <- file.path(ctx$work, paste0(c("cxx17_build", "migrated_build"), .Platform$dynlib.ext))
+    file.copy(c(file.path(lib17, p, "libs", so), file.path(ctx$libs$migrated, p, "libs", so)), spec$copies, overwrite = TRUE)
     sf <- file.path(ctx$work, "spec.rds"); out <- file.path(ctx$work, "out.rds")
     saveRDS(spec, sf); unlink(out)
     libs <- c(ctx$libs$original, spool_lib, ctx$deps_lib, .libPaths())
@@ -139,13 +175,9 @@ one_process_main <- function(args = commandArgs(TRUE)) {
   say("load average after: ", load_avg())
   if (!length(res)) return(2L)
   tab <- do.call(rbind, res)
-  fmt <- function(x) sprintf("%.3f", x)
-  tab$original_s <- fmt(tab$original_s); tab$migrated_s <- fmt(tab$migrated_s)
-  tab$ratio <- sprintf("%.3f [%.3f-%.3f]", tab$ratio, tab$q1, tab$q3)
-  tab$q1 <- tab$q3 <- NULL
-  say(sprintf("\nboth builds in one R process, %d calls each, alternating; seconds: medians; ratio: median of", calls))
-  say("the per-pair ratios migrated/original [quartiles]; faults, sys_ms: the process's page faults and")
-  say("system time a call (original/migrated)")
+  say(sprintf("\nthe builds in one R process, %d calls each, alternating; seconds: medians; ratio: median of", calls))
+  say("the per-call ratios migrated/original [quartiles]; cxx17_ratio: the same for the original compiled as")
+  say("C++17; faults, sys_ms: the process's page faults and system time a call (original/C++17/migrated)")
   print(tab[, setdiff(names(tab), "same")], row.names = FALSE, right = FALSE)
   if (!all(tab$same)) { say("RESULTS DIFFER between the builds: ", paste(tab$call[!tab$same], collapse = ", ")); return(1L) }
   say("results: the same in both builds")
