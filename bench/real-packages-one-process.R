@@ -120,32 +120,16 @@ install_cxx17 <- function(p, ctx) {
 }
 
 one_process_main <- function(args = commandArgs(TRUE)) {
-  calls <- 30L
-  keep <- !grepl("^--calls", args)
-  if (any(!keep)) calls <- as.integer(sub("^--calls=?", "", args[!keep][1]))
-  if (is.na(calls) || calls < 3) { say("real-packages-one-process: --calls must be a whole number >= 3"); return(2L) }
-  opts <- tryCatch(parse_args(args[keep]), error = function(e) { say("real-packages-one-process: ", conditionMessage(e)); NULL })
+  who <- "real-packages-one-process"
+  opts <- tryCatch(parse_args(args, extra = list(calls = "30")), error = function(e) { say(who, ": ", conditionMessage(e)); NULL })
   if (is.null(opts)) return(2L)
-  if (!file.exists("/proc/self/stat")) { say("real-packages-one-process: needs Linux (/proc)"); return(2L) }
-  spool_lib <- opts$`spool-lib`
-  if (!nzchar(spool_lib)) {
-    found <- find.package("RcppSpool", quiet = TRUE)
-    spool_lib <- if (length(found)) dirname(found[1]) else ""
-  }
-  if (!nzchar(spool_lib) || !file.exists(file.path(spool_lib, "RcppSpool", "include", "RcppSpool.h"))) {
-    say("real-packages-one-process: RcppSpool is not installed: give --spool-lib")
-    return(2L)
-  }
-  spool_lib <- normalizePath(spool_lib)
-  cache <- file.path(root, "build", "real-packages")
-  rver <- paste(R.version$major, R.version$minor, sep = ".")
-  ctx <- list(spool_lib = spool_lib, cache = cache, key = headers_key(spool_lib),
-              tarballs = file.path(cache, "tarballs"), deps_lib = file.path(cache, paste0("deps-R", rver)),
-              libs = list(original = file.path(cache, "lib-original"), migrated = file.path(cache, "lib-migrated")),
-              work = tempfile("real-packages-one-"))
-  for (d in c(ctx$tarballs, ctx$deps_lib, unlist(ctx$libs), ctx$work)) dir.create(d, recursive = TRUE, showWarnings = FALSE)
+  calls <- suppressWarnings(as.integer(opts$calls))
+  if (is.na(calls) || calls < 3) { say(who, ": --calls must be a whole number >= 3"); return(2L) }
+  if (!file.exists("/proc/self/stat")) { say(who, ": needs Linux (/proc)"); return(2L) }
+  spool_lib <- spool_lib_of(opts$`spool-lib`, who)
+  if (is.null(spool_lib)) return(2L)
+  ctx <- builds_ctx(spool_lib, "real-packages-one-")
   on.exit(unlink(ctx$work, recursive = TRUE), add = TRUE)
-  .libPaths(unique(c(ctx$deps_lib, .libPaths())))
   say(sprintf("RcppSpool %s from %s (headers %s); %s", version_in(spool_lib, "RcppSpool"), spool_lib,
               substr(ctx$key, 1, 10), R.version.string))
   say("load average before: ", load_avg(), " (", parallel::detectCores(), " cores)")

@@ -338,9 +338,10 @@ probe_main <- function(spool_lib) {
 
 # ---------------------------------------------------------------------------
 
-parse_args <- function(args) {
-  opts <- list(rounds = "4", packages = paste(names(real_packages), collapse = ","), threads = "1,2",
-               `spool-lib` = "", csv = "", refresh = FALSE, probe = FALSE)
+# `extra`: more options (name = default) of a script that sources this one.
+parse_args <- function(args, extra = list()) {
+  opts <- c(list(rounds = "4", packages = paste(names(real_packages), collapse = ","), threads = "1,2",
+                 `spool-lib` = "", csv = "", refresh = FALSE, probe = FALSE), extra)
   i <- 1
   while (i <= length(args)) {
     a <- args[i]
@@ -380,6 +381,35 @@ headers_key <- function(lib) {
                paste(sub(inc, "", files, fixed = TRUE), sums)), f)
   on.exit(unlink(f))
   unname(tools::md5sum(f))
+}
+
+# The library holding the RcppSpool under test: `given` (--spool-lib), else
+# where .libPaths() finds it; NULL (said why, as `who`) if it has none.
+spool_lib_of <- function(given, who) {
+  lib <- given
+  if (!nzchar(lib)) {
+    found <- find.package("RcppSpool", quiet = TRUE)
+    lib <- if (length(found)) dirname(found[1]) else ""
+  }
+  if (!nzchar(lib) || !file.exists(file.path(lib, "RcppSpool", "include", "RcppSpool.h"))) {
+    say(who, ": RcppSpool is not installed in ", if (nzchar(lib)) lib else ".libPaths()", ": give --spool-lib")
+    return(NULL)
+  }
+  normalizePath(lib)
+}
+
+# The builds' cache (build/real-packages/) and a new work directory (the
+# caller removes it), made; the dependencies' library put first in .libPaths().
+builds_ctx <- function(spool_lib, work_prefix) {
+  cache <- file.path(root, "build", "real-packages")
+  rver <- paste(R.version$major, R.version$minor, sep = ".")
+  ctx <- list(spool_lib = spool_lib, cache = cache, key = headers_key(spool_lib),
+              tarballs = file.path(cache, "tarballs"), deps_lib = file.path(cache, paste0("deps-R", rver)),
+              libs = list(original = file.path(cache, "lib-original"), migrated = file.path(cache, "lib-migrated")),
+              work = tempfile(work_prefix))
+  for (d in c(ctx$tarballs, ctx$deps_lib, unlist(ctx$libs), ctx$work)) dir.create(d, recursive = TRUE, showWarnings = FALSE)
+  .libPaths(unique(c(ctx$deps_lib, .libPaths())))
+  ctx
 }
 
 version_in <- function(lib, p) {
@@ -470,29 +500,13 @@ load_avg <- function() {
 real_main <- function(args = commandArgs(TRUE)) {
   opts <- tryCatch(parse_args(args), error = function(e) { say("real-packages: ", conditionMessage(e)); NULL })
   if (is.null(opts)) return(2L)
-  spool_lib <- opts$`spool-lib`
-  if (!nzchar(spool_lib)) {
-    found <- find.package("RcppSpool", quiet = TRUE)
-    spool_lib <- if (length(found)) dirname(found[1]) else ""
-  }
-  if (!nzchar(spool_lib) || !file.exists(file.path(spool_lib, "RcppSpool", "include", "RcppSpool.h"))) {
-    say("real-packages: RcppSpool is not installed in ", if (nzchar(spool_lib)) spool_lib else ".libPaths()",
-        ": give --spool-lib")
-    return(2L)
-  }
-  spool_lib <- normalizePath(spool_lib)
+  spool_lib <- spool_lib_of(opts$`spool-lib`, "real-packages")
+  if (is.null(spool_lib)) return(2L)
   if (opts$probe) return(probe_main(spool_lib))
   for (p in c("RcppParallel", "RcppThread"))
     if (!length(find.package(p, quiet = TRUE))) { say("real-packages: ", p, " is not installed"); return(2L) }
-  cache <- file.path(root, "build", "real-packages")
-  rver <- paste(R.version$major, R.version$minor, sep = ".")
-  ctx <- list(spool_lib = spool_lib, cache = cache, key = headers_key(spool_lib),
-              tarballs = file.path(cache, "tarballs"), deps_lib = file.path(cache, paste0("deps-R", rver)),
-              libs = list(original = file.path(cache, "lib-original"), migrated = file.path(cache, "lib-migrated")),
-              work = tempfile("real-packages-"))
-  for (d in c(ctx$tarballs, ctx$deps_lib, unlist(ctx$libs), ctx$work)) dir.create(d, recursive = TRUE, showWarnings = FALSE)
+  ctx <- builds_ctx(spool_lib, "real-packages-")
   on.exit(unlink(ctx$work, recursive = TRUE), add = TRUE)
-  .libPaths(unique(c(ctx$deps_lib, .libPaths())))
   ctx$child <- file.path(ctx$work, "child.R")
   writeLines(child_code, ctx$child)
   say(sprintf("RcppSpool %s from %s (headers %s); RcppParallel %s; RcppThread %s; %s",
