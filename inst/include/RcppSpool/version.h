@@ -4,7 +4,7 @@
 // Versions follow semantic versioning, tied to the runtime's table
 // (table/api_table.h) and the ABI version (abi.h): before 1.0.0 the minor
 // version rises with new features and whenever the ABI version or the table
-// version does (0.12.0: ABI 11, table 4); the patch version rises with fixes
+// version does (0.12.0: ABI 12, table 5); the patch version rises with fixes
 // that change neither. A package built
 // against headers of version x asks the runtime for version x or later: it
 // names x in its DESCRIPTION (`LinkingTo` and `Imports: RcppSpool (>= x)`,
@@ -16,8 +16,8 @@
 //! The major version (0 until the API is declared stable).
 #define RCPPSPOOL_VERSION_MAJOR 0
 //! The minor version: rises with new features, and whenever the ABI version
-//! (abi.h) or the runtime's table (table/api_table.h) does; 0.12 is ABI 11,
-//! table version 4.
+//! (abi.h) or the runtime's table (table/api_table.h) does; 0.12 is ABI 12,
+//! table version 5.
 #define RCPPSPOOL_VERSION_MINOR 12
 //! The patch version: fixes that change neither the ABI nor the table.
 #define RCPPSPOOL_VERSION_PATCH 0

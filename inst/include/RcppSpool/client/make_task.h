@@ -91,15 +91,13 @@ table::ErrorBox* heapOp(int what, unsigned char* s) noexcept
 
 }  // namespace task_detail
 
-//! The task that runs `f()` (moved or copied in). Closures that are
-//! trivially copyable and at most 48 bytes (lambdas that capture references,
-//! pointers and numbers: the common case) live in the record, so queueing
-//! them allocates nothing; others live on the heap.
+//! The task that runs `f()`, made in `t` (a record holding no callable):
+//! its op is set last, once the callable is there (a heap copy may throw
+//! std::bad_alloc first). See makeTask().
 template <class F>
-table::TaskUnit makeTask(F&& f)
+void makeTaskIn(table::TaskUnit& t, F&& f)
 {
     using Fn = std::decay_t<F>;
-    table::TaskUnit t;
     if constexpr (task_detail::fitsInline<Fn>()) {
         ::new (static_cast<void*>(t.storage)) Fn(std::forward<F>(f));
         t.op = &task_detail::inlineOp<Fn>;
@@ -108,6 +106,17 @@ table::TaskUnit makeTask(F&& f)
         std::memcpy(t.storage, &p, sizeof(p));
         t.op = &task_detail::heapOp<Fn>;
     }
+}
+
+//! The task that runs `f()` (moved or copied in). Closures that are
+//! trivially copyable and at most 48 bytes (lambdas that capture references,
+//! pointers and numbers: the common case) live in the record, so queueing
+//! them allocates nothing; others live on the heap.
+template <class F>
+table::TaskUnit makeTask(F&& f)
+{
+    table::TaskUnit t;
+    makeTaskIn(t, std::forward<F>(f));
     return t;
 }
 

@@ -260,7 +260,10 @@ public:
     //! `frame`: an address in the spawning function's stack frame. A call is
     //! kept on its caller only when it comes from deeper in the stack than
     //! the last call this worker queued (why: see the definition).
-    [[gnu::always_inline]] bool prefersCallerRuns(const void* frame) const noexcept;
+    [[gnu::always_inline]] bool prefersCallerRuns(const void* frame) const noexcept { return callerRuns(frame) != 0; }
+    //! prefersCallerRuns() with its reason (table::CallerRuns): 1 by the
+    //! rule above on a worker, 2 where every task runs on its caller, else 0.
+    [[gnu::always_inline]] int callerRuns(const void* frame) const noexcept;
 
     //! Workers counted hungry now (see prefersCallerRuns(); for tests).
     int hungryWorkers() const noexcept { return hungry_.load(std::memory_order_relaxed); }

@@ -110,7 +110,7 @@ inline void Scheduler::withdraw(Unneeded&& unneeded)
 // sibling kept, 1.05x with the siblings queued). Every call a worker queues
 // here records its frame. Stacks of other shapes (coroutines) only make the
 // choice worse, never wrong: either way the call runs once.
-[[gnu::always_inline]] inline bool Scheduler::prefersCallerRuns(const void* frame) const noexcept
+[[gnu::always_inline]] inline int Scheduler::callerRuns(const void* frame) const noexcept
 {
     // Called at every spawn: the common answer first, from the thread's
     // own state (the fork and worker-count checks cost as much again).
@@ -120,10 +120,10 @@ inline void Scheduler::withdraw(Unneeded&& unneeded)
         const auto at = reinterpret_cast<std::uintptr_t>(frame);
         if (w->deque.size() >= static_cast<std::int64_t>(kLazyDepth) &&
             hungry_.load(std::memory_order_relaxed) == 0 && at < w->lastQueuedFrame)
-            return true;
+            return 1;
         w->lastQueuedFrame = at;
     }
-    return inlineMode();
+    return inlineMode() ? 2 : 0;
 }
 
 inline bool Scheduler::ownsOutsideDeque()

@@ -226,7 +226,7 @@ inline int poolParallelFor(void* pool, std::ptrdiff_t begin, std::ptrdiff_t end,
 //! ApiTable::prefersCallerRuns.
 inline int prefersCallerRuns(void* pool, const void* frame)
 {
-    return task_detail::poolAt(pool).scheduler().prefersCallerRuns(frame) ? 1 : 0;
+    return task_detail::poolAt(pool).scheduler().callerRuns(frame);
 }
 
 //! ApiTable::futureCompleted.

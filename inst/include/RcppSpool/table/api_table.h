@@ -160,8 +160,10 @@ struct ApiTable {
     //! is done (also when the call fails).
     int (*poolParallelFor)(void* pool, std::ptrdiff_t begin, std::ptrdiff_t end, ChunkFn chunk, void* self,
                            void (*destroy)(void*), std::size_t nBatches, char* message, std::size_t messageSize);
-    //! async(async | deferred)'s choice: 1 if a call spawned now, from the
-    //! stack frame at `frame`, is better run by its caller than queued.
+    //! async(async | deferred)'s choice, and TaskGroup::run()'s: nonzero if a
+    //! call spawned now, from the stack frame at `frame`, is better run by
+    //! its caller than queued; why (CallerRuns): kCallerRunsByRule, or
+    //! kCallerRunsInline (a runtime before 0.12.0 says 1 for both).
     int (*prefersCallerRuns)(void* pool, const void* frame);
     //! A result is ready (`core->ready` set just before): wakes its waiters.
     void (*futureCompleted)(FutureCore* core);
@@ -236,6 +238,13 @@ enum TakeBack : int {
     kNotTaken = 0,      //!< not on the caller's deque (stolen, done, or not a worker): wait
     kTakenBack = 1,     //!< taken off, not run: the getter's to run
     kRunForGetter = 2,  //!< run for the getter (`forGetter` set): the result is in the state
+};
+
+//! Why ApiTable::prefersCallerRuns says the caller should run a call.
+enum CallerRuns : int {
+    kCallerQueues = 0,      //!< queue it
+    kCallerRunsByRule = 1,  //!< a worker of the pool whose thieves have other work (Scheduler::prefersCallerRuns())
+    kCallerRunsInline = 2,  //!< every task runs on its caller (a pool without workers, or in a forked child)
 };
 
 //! The version of the table these headers know.
