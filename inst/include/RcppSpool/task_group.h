@@ -117,8 +117,8 @@ private:
     // is two tests, inline).
     [[gnu::noinline]] void runKeptAtEnd() noexcept { runKept(false); }
     // The kept task threw. If it queued tasks of this group, those not
-    // started are cancelled and the others waited for (their error, if any,
-    // came with or after this one: dropped); then its error is rethrown.
+    // started are cancelled and the others waited for (an error of theirs
+    // is dropped: the kept task's is the one wait() rethrows).
     [[gnu::noinline, gnu::cold]] void keptFailed(table::ErrorBox* e, bool rethrow)
     {
         if (isOpen()) {
