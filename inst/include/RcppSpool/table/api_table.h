@@ -163,7 +163,7 @@ struct ApiTable {
     //! async(async | deferred)'s choice, and TaskGroup::run()'s: nonzero if a
     //! call spawned now, from the stack frame at `frame`, is better run by
     //! its caller than queued; why (CallerRuns): kCallerRunsByRule, or
-    //! kCallerRunsInline (a runtime before 0.12.0 says 1 for both).
+    //! kCallerRunsInline (earlier runtimes say 1 for both).
     int (*prefersCallerRuns)(void* pool, const void* frame);
     //! A result is ready (`core->ready` set just before): wakes its waiters.
     void (*futureCompleted)(FutureCore* core);
