@@ -122,9 +122,9 @@ faults_mix_child <- function(seed) c(
   r"---(
 # microseconds per unit of work, by kind (see testpkg/src/faults_test.cpp)
 us <- c(nocheck = 2000, check = 1000, push = 5, gpush = 5, async = 200,
-        taskgroup = 500, output = 1000, nested = 1000)
+        taskgroup = 500, grouprec = 200, output = 1000, nested = 1000)
 units <- function(kind, secs, nt) max(10L, as.integer(round(secs * min(nt, 2) * 1e6 / us[[kind]])))
-expected <- function(kind, n) if (kind == "async") n * (n - 1) / 2 else n
+expected <- function(kind, n) if (kind %in% c("async", "grouprec")) n * (n - 1) / 2 else n
 # RSS shows what the calls leak, not high-water marks: it is read after gc()
 # and malloc_trim(0) (malloc keeps freed memory), and after the pools have
 # been idle for longer than their queues keep what a burst made them grow

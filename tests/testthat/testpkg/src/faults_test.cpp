@@ -93,6 +93,24 @@ double recursiveSum(std::ptrdiff_t lo, std::ptrdiff_t hi, double us, unsigned lo
     return left.get() + right;
 }
 
+// The same recursion with a TaskGroup of one task a call: the shape whose
+// task a group keeps and runs in wait() (task_group.h).
+double recursiveGroupSum(std::ptrdiff_t lo, std::ptrdiff_t hi, double us, unsigned long call)
+{
+    if (hi - lo <= 1) {
+        sleepUs(us);
+        unitDone(call);
+        return hi > lo ? static_cast<double>(lo) : 0.0;
+    }
+    const std::ptrdiff_t mid = lo + (hi - lo) / 2;
+    double left = 0;
+    RcppSpool::TaskGroup g;
+    g.run([&left, lo, mid, us, call] { left = recursiveGroupSum(lo, mid, us, call); });
+    const double right = recursiveGroupSum(mid, hi, us, call);
+    g.wait();
+    return left + right;
+}
+
 }  // namespace
 
 // One call of the random mix of test-faults.R: `n` units of work of about
@@ -103,10 +121,11 @@ double recursiveSum(std::ptrdiff_t lo, std::ptrdiff_t hi, double us, unsigned lo
 //   "gpush"      the same on the global pool (RcppSpool::push, RcppSpool::wait)
 //   "async"      recursive RcppSpool::async over [0, n), leaves sleep (returns the sum of 0..n-1)
 //   "taskgroup"  a TaskGroup of n / 4 tasks, each running a nested TaskGroup of 4
+//   "grouprec"   as "async" with a TaskGroup of one task a call (kept by the group, mostly)
 //   "output"     RcppSpool::parallelFor, each body prints a line through Rcout, then sleeps
 //   "nested"     RcppSpool::parallelFor over n / 10 items, each a parallelFor over 10
-// Returns how many units ran (for "async": the sum), so that a call that
-// finishes can be checked: n, or n (n - 1) / 2 for "async". Units that run
+// Returns how many units ran (for "async" and "grouprec": the sum), so that a
+// call that finishes can be checked: n, or n (n - 1) / 2 for those two. Units that run
 // after their call ended are counted (see .spool_fault_late_units()).
 // [[Rcpp::export(.spool_fault_work, rng = false)]]
 double spoolFaultWork(std::string kind, int n, double us, int nThreads)
@@ -147,6 +166,8 @@ double spoolFaultWork(std::string kind, int n, double us, int nThreads)
         RcppSpool::wait();
     } else if (kind == "async") {
         return recursiveSum(0, n, us, call);
+    } else if (kind == "grouprec") {
+        return recursiveGroupSum(0, n, us, call);
     } else if (kind == "taskgroup") {
         RcppSpool::TaskGroup outer;
         for (int i = 0; i < n / 4; ++i)
