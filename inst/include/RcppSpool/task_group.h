@@ -71,8 +71,7 @@ public:
             queueKept();
         }
         table::TaskUnit task = client::makeTask(std::forward<F>(f));
-        const int status = RCPPSPOOL_API(submit)(pool_, table::kSubmitToGroup, storage_, &task, nullptr, 0);
-        if (status != table::kOk) client::discardAndThrow(task, status);
+        queue(task);
     }
 
     //! Waits for all tasks run so far; rethrows the first exception. The group
@@ -135,6 +134,11 @@ private:
     {
         table::TaskUnit task = kept_;
         kept_.op = nullptr;
+        queue(task);
+    }
+    // Hands `task` to the runtime as one of this group's (opening the group).
+    void queue(table::TaskUnit& task)
+    {
         const int status = RCPPSPOOL_API(submit)(pool_, table::kSubmitToGroup, storage_, &task, nullptr, 0);
         if (status != table::kOk) client::discardAndThrow(task, status);
     }

@@ -260,12 +260,12 @@ public:
     //! `frame`: an address in the spawning function's stack frame. A call is
     //! kept on its caller only when it comes from deeper in the stack than
     //! the last call this worker queued (why: see the definition).
-    [[gnu::always_inline]] bool prefersCallerRuns(const void* frame) const noexcept { return callerRuns(frame) != 0; }
-    //! prefersCallerRuns() with its reason (table::CallerRuns): 1 by the
-    //! rule above on a worker, 2 where every task runs on its caller, else 0.
+    //!
+    //! Returns why (table::CallerRuns): 1 by the rule above on a worker, 2
+    //! where every task runs on its caller, 0 to queue the call.
     [[gnu::always_inline]] int callerRuns(const void* frame) const noexcept;
 
-    //! Workers counted hungry now (see prefersCallerRuns(); for tests).
+    //! Workers counted hungry now (see callerRuns(); for tests).
     int hungryWorkers() const noexcept { return hungry_.load(std::memory_order_relaxed); }
     //! Sessions asked of the lender and not yet over (a borrowing pool; for tests).
     int lentSlotsInUse() const noexcept { return inUse_.load(std::memory_order_relaxed); }
@@ -336,7 +336,7 @@ public:
         BlockCache blocks;  // touched by this worker's thread only
         bool advertised = false;  // in mayHaveWork_ (this worker's thread only)
         Counters* counters = nullptr;  // its task counts (see counters())
-        std::uintptr_t lastQueuedFrame = 0;  // see prefersCallerRuns() (this worker's thread only)
+        std::uintptr_t lastQueuedFrame = 0;  // see callerRuns() (this worker's thread only)
         std::atomic<bool> occupied{false};  // a lent slot taken by a thread (see LentSlot)
         //! Serving a session of a pool that borrows this one's workers (see
         //! runLentSession()). Its own line: other workers read it while they
@@ -480,7 +480,7 @@ private:
     //! locks may have been held by threads that it does not have.
     void trimOutside();
 
-    // Inline: read at every spawn (see prefersCallerRuns()); the slot
+    // Inline: read at every spawn (see callerRuns()); the slot
     // itself, one thread-local access (see currentFrame()).
     [[gnu::always_inline]] RCPPSPOOL_HIDDEN static WorkerTls workerTls() noexcept
     {
@@ -595,7 +595,7 @@ private:
     //! it finds no work (or the pool borrows more threads than it may).
     void workerLoop(Worker& w);
 
-    //! One thread's mark in hungry_ (see prefersCallerRuns()): counted once
+    //! One thread's mark in hungry_ (see callerRuns()): counted once
     //! while set, and taken out on every way out.
     struct HungerMark {
         std::atomic<int>& count;

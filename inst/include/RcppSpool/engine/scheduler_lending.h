@@ -16,7 +16,7 @@
 // inUse_ counts the sessions asked for and not yet over. A push reads it
 // after the push; a session that ends counts itself out, then looks for
 // work: so no work is left without a thread. Vacant slots count as
-// hungry workers (see prefersCallerRuns()): a spawn is queued for a
+// hungry workers (see callerRuns()): a spawn is queued for a
 // thread that may come. outstanding_ counts the sessions and helpers
 // that may still touch this scheduler: stopWorkers() waits for them.
 // The other side, serving sessions to a borrower, is lending.h.

@@ -65,7 +65,7 @@ inline bool Scheduler::waitUntilOn(bool service, const void* key, Done&& done,
     // Only the service thread needs the clock (recursive waits are hot).
     auto lastService = service ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     // A worker that waits and finds no work is hungry as an idle one is
-    // (see prefersCallerRuns()): counted after kHungrySpins failed
+    // (see callerRuns()): counted after kHungrySpins failed
     // searches (most joins end sooner: no shared counter to touch then)
     // until it finds work or returns.
     // (A helper's slot was vacant, and so counted hungry: the mark is its.)

@@ -161,7 +161,7 @@ inline void Scheduler::workerLoop(Worker& w)
     // Counted in hungry_ from its start (see start()) and from the moment
     // it finds no work until it finds some (searching, asleep, or woken
     // and on its way), but not while it stands aside: see
-    // prefersCallerRuns().
+    // callerRuns().
     HungerMark hunger{hungry_, true};
     while (!stopping_.load(std::memory_order_relaxed)) {
         if (lender_ && borrowsTooMany()) break;

@@ -243,7 +243,7 @@ enum TakeBack : int {
 //! Why ApiTable::prefersCallerRuns says the caller should run a call.
 enum CallerRuns : int {
     kCallerQueues = 0,      //!< queue it
-    kCallerRunsByRule = 1,  //!< a worker of the pool whose thieves have other work (Scheduler::prefersCallerRuns())
+    kCallerRunsByRule = 1,  //!< a worker of the pool whose thieves have other work (Scheduler::callerRuns())
     kCallerRunsInline = 2,  //!< every task runs on its caller (a pool without workers, or in a forked child)
 };
 
