@@ -1546,6 +1546,77 @@ TEST(TaskGroup, WaitedOnAWorkerItRethrowsHonoursCancelAndIsReusable)
     EXPECT_EQ(pool.scheduler().tasksRunning(), 0u);
 }
 
+// The group's state is the runtime's, made when the group opens and freed
+// when it closes (table::GroupStorage): the TaskGroup itself is a few words,
+// with no alignment that would make its holder realign the stack (its state
+// kept in the object was 256 bytes aligned to 64).
+TEST(TaskGroup, IsAFewWordsAlignedAsAPointer)
+{
+    EXPECT_LE(sizeof(RcppSpool::TaskGroup), 80u);
+    EXPECT_LE(alignof(RcppSpool::TaskGroup), alignof(void*));
+}
+
+// Every way a group opens (a task queued, cancel()) and closes (wait(), its
+// error, the destructor), on a worker (its state from the worker's block
+// cache) and off the workers, and waited for on another thread than the one
+// that opened it: each state is freed once (ASan's build finds a leak or a
+// double free), and the group works as before.
+TEST(TaskGroup, ItsStateIsMadeAndFreedWhereverItOpensAndCloses)
+{
+    RcppSpool::ThreadPool pool(2);
+    auto everyWay = [&](std::atomic<int>& ran) {
+        {
+            RcppSpool::TaskGroup g(pool);  // wait()
+            for (int i = 0; i < 3; ++i) g.run([&] { ran++; });
+            g.wait();
+            g.run([&] { ran++; });  // opened again after a close
+            g.run([&] { ran++; });
+            g.wait();
+        }
+        {
+            RcppSpool::TaskGroup g(pool);  // its error
+            g.run([] { throw std::runtime_error("group error"); });
+            g.run([] {});
+            EXPECT_THROW(g.wait(), std::runtime_error);
+        }
+        {
+            RcppSpool::TaskGroup g(pool);  // cancel() alone opens it
+            g.cancel();
+            EXPECT_TRUE(g.isCancelled());
+            g.wait();
+            EXPECT_FALSE(g.isCancelled());
+        }
+        {
+            RcppSpool::TaskGroup g(pool);  // the destructor
+            g.run([&] { ran++; });
+            g.run([&] { ran++; });
+        }
+    };
+    std::atomic<int> offWorkers{0};
+    everyWay(offWorkers);
+    EXPECT_EQ(offWorkers.load(), 7);
+
+    std::atomic<int> onWorker{0};
+    pool.push([&] {
+        for (int k = 0; k < 100; ++k) everyWay(onWorker);
+    });
+    pool.wait();
+    EXPECT_EQ(onWorker.load(), 700);
+
+    // Opened on a worker, waited for by this thread.
+    std::atomic<int> ran{0};
+    std::unique_ptr<RcppSpool::TaskGroup> g;
+    pool.push([&] {
+        g.reset(new RcppSpool::TaskGroup(pool));
+        for (int i = 0; i < 10; ++i) g->run([&] { ran++; });
+    });
+    pool.wait();
+    g->wait();
+    g.reset();
+    EXPECT_EQ(ran.load(), 10);
+    EXPECT_EQ(tgFib(18), 2584);  // groups opened and closed at every level
+}
+
 // ---- parallelReduce --------------------------------------------------------------
 
 TEST(ParallelReduce, BitwiseIdenticalFor1To8Threads)

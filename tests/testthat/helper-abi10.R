@@ -1,5 +1,26 @@
 # Used by test-runtime.R and test-output-matrix.R.
 
+# The headers kept in tests/testthat/fixtures (headers-<abi>.tar.gz, the
+# inst/include of an earlier commit), unpacked into `dir`/`name`: their
+# include folder.
+fixture_headers <- function(dir, name, abi) {
+  inc <- file.path(dir, name)
+  dir.create(inc)
+  fixture <- test_path("fixtures", paste0("headers-", abi, ".tar.gz"))
+  if (!file.exists(fixture)) stop("the headers of ", abi, " are missing: ", normalizePath(fixture, mustWork = FALSE))
+  if (utils::untar(fixture, exdir = inc) != 0) stop("could not unpack ", fixture)
+  inc <- file.path(inc, "include")
+  stopifnot(file.exists(file.path(inc, "RcppSpool.h")))
+  inc
+}
+
+# The headers of ABI 12 (inst/include of f6b1399, the last commit before ABI
+# 13): a package built against them reaches the runtime through its table
+# (version 5) and keeps a TaskGroup's state in the group itself, 256 bytes
+# whose first word the runtime wrote; since table version 6 the runtime
+# makes the state elsewhere and writes only that word (its address).
+abi12_headers <- function(dir, name) fixture_headers(dir, name, "abi12")
+
 # The headers of ABI 10 (inst/include of the last commit before ABI 11, kept
 # in tests/testthat/fixtures): a package built against them compiles the
 # engine inline and, finding no runtime of its ABI version, borrows the
@@ -8,13 +29,7 @@
 # does not have: what a package built against a release that needs more of
 # the lender than the installed RcppSpool lends has.
 abi10_headers <- function(dir, name, lender_version = NULL) {
-  inc <- file.path(dir, name)
-  dir.create(inc)
-  fixture <- test_path("fixtures", "headers-abi10.tar.gz")
-  if (!file.exists(fixture)) stop("the headers of ABI 10 are missing: ", normalizePath(fixture, mustWork = FALSE))
-  if (utils::untar(fixture, exdir = inc) != 0) stop("could not unpack ", fixture)
-  inc <- file.path(inc, "include")
-  stopifnot(file.exists(file.path(inc, "RcppSpool.h")))
+  inc <- fixture_headers(dir, name, "abi10")
   if (!is.null(lender_version)) {
     path <- file.path(inc, "RcppSpool", "host", "r_runtime.h")
     x <- readLines(path)

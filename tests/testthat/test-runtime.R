@@ -18,6 +18,9 @@
 #     and in forked children; one that RcppSpool does not lend to (spoolV3
 #     asks for a lender table of version 99) keeps its own runtime and says
 #     so; all give right results;
+#   - a package built against the headers of ABI 12 (spool12: table version
+#     5, a TaskGroup that held the runtime's group state in itself) runs its
+#     tasks and groups on this runtime beside a package of these headers;
 #   - a package with LinkingTo only (spoolL) uses the runtime if RcppSpool's
 #     namespace was loaded first, else loads it at its first call;
 #   - no client exports an RcppSpool symbol with GNU unique binding.
@@ -29,8 +32,10 @@ skip_if_not_installed("processx")
 skip_if_not(nzchar(base::system.file("include", "RcppSpool.h", package = "RcppSpool")),
             "RcppSpool is not installed")
 
+# (Two parts: sprintf() takes formats of at most 8192 bytes, and only the
+# first names the package.)
 client_code <- function(name) {
-  sprintf(r"--(
+  paste0(sprintf(r"--(
 #include <Rcpp.h>
 #include <RcppSpool.h>
 #include <R_ext/Rdynload.h>
@@ -200,6 +205,7 @@ double hostCalls(int n)
     return static_cast<double>(sum.load());
 }
 
+)--", name), r"--(
 // fib(n) with a task per call kept in `auto`: on a worker, get() takes its
 // task back through the table (futureTakeBack) and runs the call itself.
 long fibTasks(int n)
@@ -210,15 +216,39 @@ long fibTasks(int n)
     return x.get() + y;
 }
 
+// fib(n) with a TaskGroup a call: one task (which the group keeps where no
+// thief could take it) or two (the group opens: its state is the runtime's).
+long fibGroup(int n, bool two)
+{
+    if (n < 2) return n;
+    long x = 0, y = 0;
+    RcppSpool::TaskGroup g;
+    g.run([&x, n, two] { x = fibGroup(n - 1, two); });
+    if (two)
+        g.run([&y, n, two] { y = fibGroup(n - 2, two); });
+    else
+        y = fibGroup(n - 2, two);
+    g.wait();
+    return x + y;
+}
+
 // The task layer, all of it through the runtime's handles: async() and its
-// Futures, a recursion of tasks taken back by their getters, a TaskGroup, a
-// pool of its own (push, pushReturn, a loop nobody blocks on, wait), calls
-// for R's main thread from loop bodies, a task's error rethrown by wait().
-// Sum: 5 * n(n - 1)/2 + 2n + 1 + fib(18) (2584).
+// Futures, a recursion of tasks taken back by their getters, TaskGroups (a
+// recursion of them, one opened by cancel() alone), a pool of its own
+// (push, pushReturn, a loop nobody blocks on, wait), calls for R's main
+// thread from loop bodies, a task's error rethrown by wait().
+// Sum: 5 * n(n - 1)/2 + 2n + 2 + 3 fib(18) (3 * 2584).
 // [[Rcpp::export]]
 double taskCalls(int n)
 {
     double total = static_cast<double>(RcppSpool::async([] { return fibTasks(18); }).get());
+    total += static_cast<double>(RcppSpool::async([] { return fibGroup(18, false) + fibGroup(18, true); }).get());
+    {
+        RcppSpool::TaskGroup cancelled;
+        cancelled.cancel();
+        if (cancelled.isCancelled()) total += 1;
+        cancelled.wait();
+    }
     std::vector<RcppSpool::Future<long>> fs;
     for (int i = 0; i < n; ++i) fs.push_back(RcppSpool::async([i] { return static_cast<long>(i); }));
     for (auto& f : fs) total += static_cast<double>(f.get());
@@ -256,7 +286,7 @@ void waitAWhile(double ms)
         std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(ms * 1000)));
     }, 2);
 }
-)--", name)
+)--")
 }
 
 # (The child code below reaches the throwaway packages with asNamespace():
@@ -322,7 +352,8 @@ build_clients <- function() {
             write_client(dir, "spoolV2", include = abi10_headers(dir, "include-v2")),
             write_client(dir, "spoolV3", include = abi10_headers(dir, "include-v3", lender_version = 99L)),
             write_client(dir, "spoolL", imports = FALSE),
-            write_client(dir, "spoolS", include = other_layout_headers(dir)))
+            write_client(dir, "spoolS", include = other_layout_headers(dir)),
+            write_client(dir, "spool12", include = abi12_headers(dir, "include-abi12")))
   # Two installs at a time (2 cores).
   run_install <- function(pkg) {
     processx::process$new(file.path(R.home("bin"), "R"),
@@ -331,7 +362,7 @@ build_clients <- function() {
                           env = c("current", R_LIBS = paste(c(lib, .libPaths()), collapse = ":")))
   }
   logs <- list()
-  for (batch in list(pkgs[1:2], pkgs[3:4], pkgs[5:6])) {
+  for (batch in list(pkgs[1:2], pkgs[3:4], pkgs[5:6], pkgs[7])) {
     ps <- lapply(batch, run_install)
     for (k in seq_along(ps)) {
       ps[[k]]$wait(300000)
@@ -562,7 +593,35 @@ test_that("a package built against runtime classes of another layout, with the s
     expect_true(any(grepl("progress: 100% (done)", res$host_out, fixed = TRUE)), info = paste(res$host_out, collapse = "\n"))
     # One set of workers: the runtime's, started for the first loop.
     expect_lte(res$added, res$cores, label = info)
-    expect_equal(res$tasks, 5 * sum(0:199) + 2 * 200 + 1 + 2584, info = info)
+    expect_equal(res$tasks, 5 * sum(0:199) + 2 * 200 + 2 + 3 * 2584, info = info)
+  }
+})
+
+test_that("a package built against the headers of ABI 12 runs its TaskGroups on this runtime, beside one of these headers", {
+  # spool12's TaskGroup keeps 256 bytes aligned to 64 for the group's state,
+  # which a runtime of table version 5 made there; this runtime (table
+  # version 6) makes it elsewhere and writes only the first word (the open
+  # mark it reads). Its groups (a recursion with one task a group, kept, and
+  # with two, opened; one opened by cancel() alone), futures and pools, in
+  # either load order, nested in each other's loops.
+  for (order in list(c("spool12", "spoolA"), c("spoolA", "spool12"))) {
+    res <- callr::r(function(order) {
+      for (p in order) loadNamespace(p)
+      ns <- asNamespace
+      list(info = ns("spool12")$info(), own = RcppSpool:::.spool_runtime_info(),
+           t12 = ns("spool12")$taskCalls(200L), ta = ns("spoolA")$taskCalls(200L),
+           t12again = ns("spool12")$taskCalls(50L),
+           nested = ns("spool12")$outer("spoolA", 6L, 20L, 0.2), nested2 = ns("spoolA")$outer("spool12", 6L, 20L, 0.2))
+    }, args = list(order = order), libpath = child_lib)
+    info <- paste(order, collapse = ", ")
+    expect_identical(res$info$abi, 12L, info = info)
+    expect_true(res$info$shared, info = info)
+    expect_identical(res$info$pool, res$own$pool, info = info)
+    expect_equal(res$t12, 5 * sum(0:199) + 2 * 200 + 2 + 3 * 2584, info = info)
+    expect_equal(res$ta, 5 * sum(0:199) + 2 * 200 + 2 + 3 * 2584, info = info)
+    expect_equal(res$t12again, 5 * sum(0:49) + 2 * 50 + 2 + 3 * 2584, info = info)
+    expect_equal(res$nested$total, 6 * sum(0:19), info = info)
+    expect_equal(res$nested2$total, 6 * sum(0:19), info = info)
   }
 })
 

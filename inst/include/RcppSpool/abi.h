@@ -20,7 +20,7 @@
 //     hold ours without warnings about visibility.)
 #pragma once
 
-#define RCPPSPOOL_ABI_VERSION 12
+#define RCPPSPOOL_ABI_VERSION 13
 
 #define RCPPSPOOL_CAT_(a, b) a##b
 #define RCPPSPOOL_CAT(a, b) RCPPSPOOL_CAT_(a, b)

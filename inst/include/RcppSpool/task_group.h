@@ -3,6 +3,7 @@
 
 #include "abi.h"
 
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -22,9 +23,10 @@ inline namespace RCPPSPOOL_ABI {
 //! group, and cancelling a group cancels the groups and loops started inside
 //! its tasks. The destructor waits (without rethrowing).
 //!
-//! The group's state is the runtime's, kept in this object's storage: it
-//! starts with the first task queued (or cancel()), inside the task that
-//! makes that call, and ends with wait().
+//! The group's state is the runtime's, made when the first task is queued
+//! (or cancel() is called), inside the task that makes that call, and freed
+//! by wait(); this object holds its address (and a kept task: 80 bytes in
+//! all, with no alignment of its own to impose on the caller's frame).
 //!
 //! A task nobody could steal is not queued (lazy task creation): where the
 //! pool would rather the caller ran it (the rule of async(std::launch::async
@@ -32,7 +34,7 @@ inline namespace RCPPSPOOL_ABI {
 //! thieves, no worker of the pool hungry, deeper in the stack than the last
 //! task that worker queued), a group with no task queued keeps the task in
 //! itself, and wait() (or the destructor) runs it as a plain call: a
-//! recursion's spawn then costs about a hundred instructions instead of
+//! recursion's spawn then costs about eighty instructions instead of
 //! about four hundred. A second run() queues the kept task first, so a
 //! group keeps at most one, and only while it is its only task. A kept task
 //! runs as part of the waiter: work it pushes with ThreadPool::push()
@@ -44,30 +46,30 @@ class TaskGroup {
 public:
     //! A group running on the global pool.
     TaskGroup() : TaskGroup(ThreadPool::globalInstance()) {}
-    explicit TaskGroup(ThreadPool& pool) : pool_(pool.handle()) { std::memset(storage_, 0, sizeof(void*)); }
+    explicit TaskGroup(ThreadPool& pool) : pool_(pool.handle()) {}
     TaskGroup(const TaskGroup&) = delete;
     TaskGroup& operator=(const TaskGroup&) = delete;
 
     //! Waits for the group's tasks (without rethrowing their exception).
     ~TaskGroup()
     {
-        if (kept_.op) runKeptAtEnd();
-        if (isOpen()) RCPPSPOOL_API(groupClose)(storage_);
+        if (kept()) runKeptAtEnd();
+        if (isOpen()) RCPPSPOOL_API(groupClose)(&group_);
     }
 
     //! Queues `f()` (copied, or moved if an rvalue), or keeps it (see above).
     template <class F>
     void run(F&& f)
     {
-        if (!kept_.op && !isOpen()) {
+        if (!keptOp_ && !isOpen()) {
             const char frame = 0;  // where in the stack the spawn is (see prefersCallerRuns())
             // 1: the worker's rule; 2 (no workers, or in a forked child) is
             // not taken: there run() runs the task as it always did.
             if (RCPPSPOOL_API(prefersCallerRuns)(pool_, &frame) == 1) {
-                client::makeTaskIn(kept_, std::forward<F>(f));
+                client::makeTaskIn(keptOp_, keptStorage_, std::forward<F>(f));
                 return;
             }
-        } else if (kept_.op && kept_.op != &runningOp) {
+        } else if (kept()) {
             queueKept();
         }
         table::TaskUnit task = client::makeTask(std::forward<F>(f));
@@ -79,37 +81,39 @@ public:
     //! group and throws UserInterruptException once running tasks are done.
     void wait()
     {
-        if (kept_.op) runKept(true);
-        if (isOpen()) client::callForError(RCPPSPOOL_API(groupWait), static_cast<void*>(storage_));
+        if (kept()) runKept(true);
+        if (isOpen()) client::callForError(RCPPSPOOL_API(groupWait), static_cast<void*>(&group_));
     }
 
     //! Tasks of the group that have not started will not run.
-    void cancel() { client::call(RCPPSPOOL_API(groupCancel), static_cast<void*>(storage_), pool_); }
+    void cancel() { client::call(RCPPSPOOL_API(groupCancel), static_cast<void*>(&group_), pool_); }
     //! True once cancel() was called or a task threw, until wait() returns.
     bool isCancelled() const
     {
-        return isOpen() && RCPPSPOOL_API(groupCancelled)(const_cast<unsigned char*>(storage_)) != 0;
+        return isOpen() && RCPPSPOOL_API(groupCancelled)(const_cast<void**>(&group_)) != 0;
     }
 
 private:
-    // The kept task's op while it runs: a run() meanwhile (the task itself
-    // may call it) queues, a wait() (the same) does not run it again.
-    static table::ErrorBox* runningOp(int, unsigned char*) noexcept { return nullptr; }
+    // keptOp_ while the kept task runs: a run() meanwhile (the task itself
+    // may call it) queues, a wait() (the same) does not run it again. Not a
+    // function: one comparison tells a task to run from both null and this.
+    static table::TaskOp running() noexcept { return reinterpret_cast<table::TaskOp>(std::uintptr_t{1}); }
+    // A kept task not yet running.
+    bool kept() const noexcept { return reinterpret_cast<std::uintptr_t>(keptOp_) > 1; }
     // The kept task, run here, in place: dropped if cancel() came first (it
     // opened the group) or the user interrupted, as the runtime drops a
     // queued task. `rethrow`: wait()'s; the destructor's drops the error.
     [[gnu::always_inline]] void runKept(bool rethrow)
     {
-        const table::TaskOp op = kept_.op;
-        if (op == &runningOp) return;
+        const table::TaskOp op = keptOp_;
         if (isOpen() || client::interruptRequested()) {
-            kept_.op = nullptr;
-            op(table::kTaskDiscard, kept_.storage);
+            keptOp_ = nullptr;
+            op(table::kTaskDiscard, keptStorage_);
             return;
         }
-        kept_.op = &runningOp;
-        table::ErrorBox* e = op(table::kTaskRun, kept_.storage);
-        kept_.op = nullptr;
+        keptOp_ = running();
+        table::ErrorBox* e = op(table::kTaskRun, keptStorage_);
+        keptOp_ = nullptr;
         if (e) keptFailed(e, rethrow);
     }
     // The destructor's runKept() (out of line: the destructor's common case
@@ -121,9 +125,9 @@ private:
     [[gnu::noinline, gnu::cold]] void keptFailed(table::ErrorBox* e, bool rethrow)
     {
         if (isOpen()) {
-            RCPPSPOOL_API(groupCancel)(storage_, pool_, nullptr, 0);
+            RCPPSPOOL_API(groupCancel)(&group_, pool_, nullptr, 0);
             table::ErrorBox* other = nullptr;
-            RCPPSPOOL_API(groupWait)(storage_, &other, nullptr, 0);
+            RCPPSPOOL_API(groupWait)(&group_, &other, nullptr, 0);
             if (other) other->destroy(other);
         }
         if (rethrow) e->rethrow(e);
@@ -132,28 +136,28 @@ private:
     // A second task: the kept one is queued first, as if it had never been kept.
     [[gnu::noinline]] void queueKept()
     {
-        table::TaskUnit task = kept_;
-        kept_.op = nullptr;
+        table::TaskUnit task;
+        task.op = keptOp_;
+        std::memcpy(task.storage, keptStorage_, sizeof(task.storage));
+        keptOp_ = nullptr;
         queue(task);
     }
     // Hands `task` to the runtime as one of this group's (opening the group).
     void queue(table::TaskUnit& task)
     {
-        const int status = RCPPSPOOL_API(submit)(pool_, table::kSubmitToGroup, storage_, &task, nullptr, 0);
+        const int status = RCPPSPOOL_API(submit)(pool_, table::kSubmitToGroup, &group_, &task, nullptr, 0);
         if (status != table::kOk) client::discardAndThrow(task, status);
     }
 
-    // The contract's open mark: the storage's first word (ApiTable::groupWait).
-    bool isOpen() const noexcept
-    {
-        void* mark;
-        std::memcpy(&mark, storage_, sizeof(mark));
-        return mark != nullptr;
-    }
+    // The contract's open mark (table::GroupStorage).
+    bool isOpen() const noexcept { return group_ != nullptr; }
 
     void* pool_;
-    table::TaskUnit kept_;  // a task kept for wait(), if `op` is set (runningOp: it runs)
-    alignas(table::kGroupAlign) unsigned char storage_[table::kGroupBytes];
+    table::GroupStorage group_ = nullptr;  // the runtime's group while open
+    // A task kept for wait(): its op (null: none; running(): it runs) and
+    // its callable, as a task record holds them (client::makeTaskIn()).
+    table::TaskOp keptOp_ = nullptr;
+    alignas(8) unsigned char keptStorage_[table::TaskUnit::kStorageBytes];
 };
 
 }  // namespace RCPPSPOOL_ABI

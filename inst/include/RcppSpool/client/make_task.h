@@ -91,21 +91,28 @@ table::ErrorBox* heapOp(int what, unsigned char* s) noexcept
 
 }  // namespace task_detail
 
-//! The task that runs `f()`, made in `t` (a record holding no callable):
-//! its op is set last, once the callable is there (a heap copy may throw
-//! std::bad_alloc first). See makeTask().
+//! The task that runs `f()`, made as a record's op and storage (`storage`:
+//! TaskUnit::kStorageBytes, aligned to 8, holding no callable): `op` is set
+//! last, once the callable is there (a heap copy may throw std::bad_alloc
+//! first). See makeTask().
 template <class F>
-void makeTaskIn(table::TaskUnit& t, F&& f)
+void makeTaskIn(table::TaskOp& op, unsigned char* storage, F&& f)
 {
     using Fn = std::decay_t<F>;
     if constexpr (task_detail::fitsInline<Fn>()) {
-        ::new (static_cast<void*>(t.storage)) Fn(std::forward<F>(f));
-        t.op = &task_detail::inlineOp<Fn>;
+        ::new (static_cast<void*>(storage)) Fn(std::forward<F>(f));
+        op = &task_detail::inlineOp<Fn>;
     } else {
         Fn* p = new Fn(std::forward<F>(f));
-        std::memcpy(t.storage, &p, sizeof(p));
-        t.op = &task_detail::heapOp<Fn>;
+        std::memcpy(storage, &p, sizeof(p));
+        op = &task_detail::heapOp<Fn>;
     }
+}
+//! makeTaskIn() into the record `t`.
+template <class F>
+void makeTaskIn(table::TaskUnit& t, F&& f)
+{
+    makeTaskIn(t.op, t.storage, std::forward<F>(f));
 }
 
 //! The task that runs `f()` (moved or copied in). Closures that are

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -46,35 +47,62 @@ inline std::chrono::steady_clock::time_point deadlineIn(std::int64_t timeoutNs)
     return std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeoutNs);
 }
 
-//! A TaskGroup's state, in the storage its client keeps (kGroupBytes). The
-//! first word is the contract's open mark: null while closed (the client
-//! zeroes it), the scheduler once open.
+//! A TaskGroup's state, made when the group opens and freed when it closes;
+//! the client's storage (table::GroupStorage) holds its address meanwhile.
+//! Not in the client's frame: its context is aligned to a cache line of its
+//! own (thieves count its tasks down), which made every function that
+//! holds a TaskGroup realign its stack and keep 384 bytes. Its memory is a
+//! block of the opening worker's cache (Scheduler::allocateBlock()), as
+//! groups open and close at the rate of spawns when a recursion's groups
+//! run two tasks each.
 struct Group {
     engine::Scheduler* sched;
+    void* block;    //!< the allocation that holds it (it is aligned within)
+    void* slot;     //!< the client's storage, zeroed when the group closes
     engine::Context ctx;
-    explicit Group(engine::Scheduler& s) : sched(&s), ctx(engine::Scheduler::enclosingContext()) {}
+    Group(engine::Scheduler& s, void* b, void* at)
+        : sched(&s), block(b), slot(at), ctx(engine::Scheduler::enclosingContext())
+    {}
 };
-static_assert(sizeof(Group) <= table::kGroupBytes && alignof(Group) <= table::kGroupAlign,
-              "a TaskGroup keeps kGroupBytes for the runtime's group");
+//! Bytes of a group's block: room to align a Group in memory of operator
+//! new's alignment (which allocateBlock() gives).
+constexpr std::size_t kGroupBlockBytes = sizeof(Group) + alignof(Group) - __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+static_assert(engine::BlockCache::classOf(kGroupBlockBytes) < engine::BlockCache::kClasses,
+              "a group's block is one a worker's cache keeps");
 
 //! The group in `storage`, or null while it is closed.
 inline Group* openGroup(void* storage) noexcept
 {
-    void* mark;
-    std::memcpy(&mark, storage, sizeof(mark));
-    return mark ? std::launder(static_cast<Group*>(storage)) : nullptr;
+    void* g;
+    std::memcpy(&g, storage, sizeof(g));
+    return static_cast<Group*>(g);
+}
+//! A new group in `storage` on `pool` (out of line: once a group).
+[[gnu::noinline]] inline Group& makeGroup(void* storage, void* pool)
+{
+    void* block = engine::Scheduler::allocateBlock(kGroupBlockBytes);
+    void* at = block;
+    std::size_t space = kGroupBlockBytes;
+    std::align(alignof(Group), sizeof(Group), at, space);
+    auto* g = ::new (at) Group(poolAt(pool).scheduler(), block, storage);
+    std::memcpy(storage, &g, sizeof(g));
+    return *g;
 }
 //! The group in `storage`, opened on `pool` if it was closed.
-inline Group& groupOn(void* storage, void* pool) noexcept
+inline Group& groupOn(void* storage, void* pool)
 {
     if (Group* g = openGroup(storage)) return *g;
-    return *::new (storage) Group(poolAt(pool).scheduler());
+    return makeGroup(storage, pool);
 }
-//! Destroys the group (its tasks are done) and marks it closed.
+//! Frees the group (its tasks are done) and marks its storage closed.
 inline void closeGroup(Group* g) noexcept
 {
+    void* slot = g->slot;
+    void* block = g->block;
     g->~Group();
-    std::memset(static_cast<void*>(g), 0, sizeof(void*));
+    engine::Scheduler::freeBlock(block, kGroupBlockBytes);
+    const void* closed = nullptr;
+    std::memcpy(slot, &closed, sizeof(closed));
 }
 
 //! A detached loop's body: the client's chunk function and its object, freed
@@ -179,9 +207,13 @@ inline int submit(void* pool, int how, void* group, table::TaskUnit* task, char*
 {
     Pool& p = task_detail::poolAt(pool);
     if (how == table::kSubmitToGroup) {
-        engine::Context& ctx = task_detail::groupOn(group, pool).ctx;
-        ctx.add(1);
-        p.scheduler().submit(engine::Task::of(*task, &ctx));
+        task_detail::Group* g = task_detail::openGroup(group);
+        if (!g) {
+            const int status = guarded(message, size, [&] { g = &task_detail::makeGroup(group, pool); });
+            if (status != table::kOk) return status;
+        }
+        g->ctx.add(1);
+        p.scheduler().submit(engine::Task::of(*task, &g->ctx));
     } else if (how == table::kSubmitResult) {
         return futureSubmit(pool, task);
     } else {
@@ -382,8 +414,11 @@ inline int groupCancelled(void* storage)
     return g && g->ctx.cancelled() ? 1 : 0;
 }
 
-//! ApiTable::groupClose.
-inline void groupClose(void* storage)
+//! ApiTable::groupClose. Out of line in a program that compiles the runtime
+//! with its client too: a TaskGroup's destructor calls it only for a group
+//! not waited for, and inline it made a recursion's function too big for
+//! its spawn's look (prefersCallerRuns) to be inlined.
+[[gnu::noinline]] inline void groupClose(void* storage)
 {
     task_detail::Group* g = task_detail::openGroup(storage);
     if (!g) return;

@@ -55,7 +55,7 @@ enum PoolControl : int {
 enum SubmitHow : int {
     kSubmitPush = 0,     //!< as push(): waited for by the pool's wait() (or the pushing task's)
     kSubmitResult = 1,   //!< a task with a Future (its storage starts with its FutureCore*)
-    kSubmitToGroup = 2,  //!< in the TaskGroup whose storage is `group`
+    kSubmitToGroup = 2,  //!< in the TaskGroup whose storage (GroupStorage) is `group`
 };
 
 //! ApiTable::futureWait's flags.
@@ -182,8 +182,8 @@ struct ApiTable {
     //! Nobody will take the result: a task not started is skipped; a running
     //! one is waited for.
     void (*futureAbandon)(FutureCore* core);
-    //! TaskGroup::wait() on the group in `storage` (kGroupBytes, its first
-    //! word null while no task was run); closes it (first word null again).
+    //! TaskGroup::wait() on the group in `storage` (a GroupStorage: null
+    //! while no task was run); closes it (null again).
     int (*groupWait)(void* storage, ErrorBox** error, char* message, std::size_t messageSize);
     //! TaskGroup::cancel() (opens the group on `pool` if it is closed).
     int (*groupCancel)(void* storage, void* pool, char* message, std::size_t messageSize);
@@ -247,8 +247,10 @@ enum CallerRuns : int {
     kCallerRunsInline = 2,  //!< every task runs on its caller (a pool without workers, or in a forked child)
 };
 
-//! The version of the table these headers know.
-constexpr std::uint32_t kApiVersion = 5;
+//! The version of the table these headers know. Version 6 adds no entry:
+//! a group's storage became one word (GroupStorage), which a runtime of
+//! version 5 would overrun.
+constexpr std::uint32_t kApiVersion = 6;
 
 }  // namespace table
 }  // namespace RCPPSPOOL_ABI

@@ -61,10 +61,16 @@ struct FutureCore {
     int forGetter = 0;             //!< 1: run by the getter itself (set by the runtime)
 };
 
-//! How many bytes, aligned to kGroupAlign, a TaskGroup keeps for the
-//! runtime's group (its context): fixed by the contract.
-constexpr std::size_t kGroupBytes = 256;
-constexpr std::size_t kGroupAlign = 64;
+//! A TaskGroup's storage (the `storage` of the table's group entries): one
+//! pointer-sized word that the client zeroes, null while the group is
+//! closed; the runtime makes its group when the group opens (its first task
+//! queued, or cancel()), keeps its address there, and frees it and zeroes
+//! the word when the group closes. Since table version 6. Before it the
+//! runtime kept its group in the storage itself, kOldGroupBytes aligned to
+//! 64 whose first word was the open mark: a client built against such
+//! headers still works, as the runtime writes only that first word.
+using GroupStorage = void*;
+constexpr std::size_t kOldGroupBytes = 256;
 
 //! A chunk of a loop nobody blocks on (ThreadPool::parallelFor): runs
 //! [begin, end) of `self`'s body; returns the boxed error if it threw.
