@@ -49,9 +49,9 @@ inline std::chrono::steady_clock::time_point deadlineIn(std::int64_t timeoutNs)
 
 //! A TaskGroup's state, made when the group opens and freed when it closes;
 //! the client's storage (table::GroupStorage) holds its address meanwhile.
-//! Not in the client's frame: its context is aligned to a cache line of its
-//! own (thieves count its tasks down), which made every function that
-//! holds a TaskGroup realign its stack and keep 384 bytes. Its memory is a
+//! Not in the client's object: its context has a cache line of its own
+//! (thieves count its tasks down), and kept there it made every TaskGroup,
+//! in every frame of a recursion, 384 bytes (128 now). Its memory is a
 //! block of the opening worker's cache (Scheduler::allocateBlock()), as
 //! groups open and close at the rate of spawns when a recursion's groups
 //! run two tasks each.

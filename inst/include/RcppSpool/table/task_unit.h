@@ -66,11 +66,10 @@ struct FutureCore {
 //! closed; the runtime makes its group when the group opens (its first task
 //! queued, or cancel()), keeps its address there, and frees it and zeroes
 //! the word when the group closes. Since table version 6. Before it the
-//! runtime kept its group in the storage itself, kOldGroupBytes aligned to
-//! 64 whose first word was the open mark: a client built against such
-//! headers still works, as the runtime writes only that first word.
+//! runtime kept its group in the storage itself, 256 bytes aligned to 64
+//! whose first word was the open mark: a client built against such headers
+//! still works, as the runtime writes only that first word.
 using GroupStorage = void*;
-constexpr std::size_t kOldGroupBytes = 256;
 
 //! A chunk of a loop nobody blocks on (ThreadPool::parallelFor): runs
 //! [begin, end) of `self`'s body; returns the boxed error if it threw.
